@@ -1,0 +1,259 @@
+"""GkeCluster: a Standard or Autopilot GKE cluster, its node identity, kubeconfig and provider."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.config import ClusterConfig
+
+# Least-privilege node identity: Google's "Use least privilege IAM service accounts" guide
+# (cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa)
+# grants a custom node service account the single role below instead of the default Compute
+# Engine account's Editor; reading images from Artifact Registry is granted per repository.
+NODE_ROLES = ("roles/container.defaultNodeServiceAccount",)
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+AUTH_PLUGIN_HINT = (
+    "Install gke-gcloud-auth-plugin: `gcloud components install gke-gcloud-auth-plugin` "
+    "(https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl)"
+)
+
+
+@dataclass(frozen=True)
+class GkeClusterArgs:
+    project: str
+    region: str
+    cluster: ClusterConfig
+
+
+def kubeconfig_yaml(context: str, endpoint: str, ca_certificate: str) -> str:
+    """A kubeconfig that authenticates through gke-gcloud-auth-plugin: no token is stored in it."""
+    document = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": context,
+                "cluster": {
+                    "server": f"https://{endpoint}",
+                    "certificate-authority-data": ca_certificate,
+                },
+            }
+        ],
+        "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
+        "current-context": context,
+        "users": [
+            {
+                "name": context,
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": "gke-gcloud-auth-plugin",
+                        "installHint": AUTH_PLUGIN_HINT,
+                        "provideClusterInfo": True,
+                    }
+                },
+            }
+        ],
+    }
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def node_service_account_id(cluster_name: str) -> str:
+    """A service-account id (6-30 chars, ends alphanumeric) derived from the cluster name."""
+    return f"{cluster_name[:24].rstrip('-')}-nodes"
+
+
+class GkeCluster(pulumi.ComponentResource):
+    """A GKE cluster (Standard with a system pool, or Autopilot) and a provider that targets it."""
+
+    name: pulumi.Output[str]
+    """The cluster's GKE name."""
+    endpoint: pulumi.Output[str]
+    """The control plane's IP address."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig using gke-gcloud-auth-plugin (secret)."""
+    node_service_account: pulumi.Output[str]
+    """Email of the nodes' dedicated service account."""
+    provider: k8s.Provider
+    """The Kubernetes provider for everything deployed into the cluster."""
+    system_pools: list[gcp.container.NodePool]
+    """Standard: the system pool, which GPU pools must follow (see GpuNodePool)."""
+
+    def __init__(
+        self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gke-gpu:index:GkeCluster", name, None, opts)
+        cfg = args.cluster
+        child = pulumi.ResourceOptions(parent=self)
+        autopilot = cfg.mode == "autopilot"
+
+        nodes_sa = gcp.serviceaccount.Account(
+            f"{name}-nodes",
+            project=args.project,
+            account_id=node_service_account_id(cfg.name),
+            display_name=f"GKE nodes of {cfg.name} (gke-gpu)",
+            opts=child,
+        )
+        member = nodes_sa.email.apply(lambda email: f"serviceAccount:{email}")
+        roles = [
+            gcp.projects.IAMMember(
+                f"{name}-nodes-{role.rsplit('.', 1)[-1].lower()}",
+                project=args.project,
+                role=role,
+                member=member,
+                opts=child,
+            )
+            for role in NODE_ROLES
+        ]
+
+        if cfg.private_nodes:
+            # Private nodes have no external IP: Cloud NAT lets them pull public images
+            # (Docker Hub, Hugging Face) while staying unreachable from the internet.
+            router = gcp.compute.Router(
+                f"{name}-router",
+                project=args.project,
+                region=args.region,
+                network="default",
+                opts=child,
+            )
+            gcp.compute.RouterNat(
+                f"{name}-nat",
+                project=args.project,
+                region=args.region,
+                router=router.name,
+                nat_ip_allocate_option="AUTO_ONLY",
+                source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+                opts=child,
+            )
+
+        cluster = gcp.container.Cluster(
+            f"{name}-cluster",
+            name=cfg.name,
+            project=args.project,
+            location=cfg.location,
+            deletion_protection=cfg.deletion_protection,
+            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=cfg.release_channel),
+            private_cluster_config=(
+                gcp.container.ClusterPrivateClusterConfigArgs(
+                    enable_private_nodes=True, enable_private_endpoint=False
+                )
+                if cfg.private_nodes
+                else None
+            ),
+            master_authorized_networks_config=(
+                gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+                    cidr_blocks=[
+                        gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                            cidr_block=cidr, display_name=f"authorized-{i}"
+                        )
+                        for i, cidr in enumerate(cfg.master_authorized_networks)
+                    ]
+                )
+                if cfg.master_authorized_networks
+                else None
+            ),
+            **(_autopilot_args(nodes_sa.email) if autopilot else _standard_args(args.project)),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=roles,
+                # GKE fills node_config and the default pool's count in on its own; the
+                # default pool is removed right after creation, so a diff there means nothing.
+                ignore_changes=[] if autopilot else ["nodeConfig", "initialNodeCount"],
+            ),
+        )
+
+        self.system_pools = []
+        if not autopilot:
+            self.system_pools.append(
+                gcp.container.NodePool(
+                    f"{name}-system",
+                    name="system",
+                    project=args.project,
+                    location=cfg.location,
+                    cluster=cluster.name,
+                    node_count=cfg.system_nodes,
+                    node_config=gcp.container.NodePoolNodeConfigArgs(
+                        machine_type=cfg.system_machine_type,
+                        service_account=nodes_sa.email,
+                        oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+                        labels={"gke-gpu/role": "system"},
+                        workload_metadata_config=(
+                            gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                                mode="GKE_METADATA"
+                            )
+                        ),
+                        shielded_instance_config=(
+                            gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                                enable_secure_boot=True, enable_integrity_monitoring=True
+                            )
+                        ),
+                    ),
+                    management=gcp.container.NodePoolManagementArgs(
+                        auto_repair=True, auto_upgrade=True
+                    ),
+                    opts=child,
+                )
+            )
+
+        context = f"gke_{args.project}_{cfg.location}_{cfg.name}"
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
+                lambda v: kubeconfig_yaml(context, v[0], v[1] or "")
+            )
+        )
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            # Only a new cluster replaces the provider (and everything deployed through it);
+            # endpoint or CA changes of the same cluster are provider updates.
+            cluster_identifier=cluster.id,
+            # After the cluster is gone (destroy, or deleted out of band), Kubernetes objects
+            # are dropped from state instead of failing the run.
+            delete_unreachable=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster, *self.system_pools]),
+        )
+        self.name = cluster.name
+        self.endpoint = cluster.endpoint
+        self.node_service_account = nodes_sa.email
+        self.register_outputs(
+            {
+                "name": self.name,
+                "endpoint": self.endpoint,
+                "kubeconfig": self.kubeconfig,
+                "node_service_account": self.node_service_account,
+            }
+        )
+
+
+def _standard_args(project: str) -> dict[str, Any]:
+    return {
+        # The default pool would run with the default Compute Engine account; GKE needs one
+        # node to create a cluster, then this removes it and the system pool takes over.
+        "remove_default_node_pool": True,
+        "initial_node_count": 1,
+        "workload_identity_config": gcp.container.ClusterWorkloadIdentityConfigArgs(
+            workload_pool=f"{project}.svc.id.goog"
+        ),
+        "enable_shielded_nodes": True,
+    }
+
+
+def _autopilot_args(node_sa: pulumi.Output[str]) -> dict[str, Any]:
+    return {
+        "enable_autopilot": True,
+        # Autopilot nodes get the dedicated account too, not the default compute account.
+        "cluster_autoscaling": gcp.container.ClusterClusterAutoscalingArgs(
+            auto_provisioning_defaults=(
+                gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
+                    service_account=node_sa, oauth_scopes=[CLOUD_PLATFORM_SCOPE]
+                )
+            )
+        ),
+    }

@@ -1,0 +1,220 @@
+"""NvidiaDriverInstaller: Google's NVIDIA driver DaemonSet for pools with `driver: installer`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.config import NodePoolConfig
+from components.nodepool import POOL_LABEL
+
+# Everything below follows GoogleCloudPlatform/container-engine-accelerators,
+# nvidia-driver-installer/cos/daemonset-preloaded.yaml and
+# nvidia-driver-installer/ubuntu/daemonset-preloaded.yaml (commit 068b15a9), with the node
+# affinity of ubuntu/daemonset-preloaded-R580.yaml: a second term also matches nodes whose pool
+# was created with gpu-driver-version=disabled (GKE labels them ...-driver-version=disabled).
+NAME = "nvidia-driver-installer"
+NAMESPACE = "kube-system"
+# The installer images are preloaded on GKE nodes ("fixed" tags, imagePullPolicy Never): GKE
+# ships the installer that matches the node image, so there is nothing to pull or pin.
+COS_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
+UBUNTU_INSTALLER_IMAGE = "gke-nvidia-installer:fixed"
+PARTITION_GPU_IMAGE = (
+    "gcr.io/gke-release/nvidia-partition-gpu"
+    "@sha256:c54fd003948fac687c2a93a55ea6e4d47ffbd641278a9191e75e822fe72471c2"
+)
+PAUSE_IMAGE = (
+    "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
+)
+ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"
+
+
+@dataclass(frozen=True)
+class NvidiaDriverInstallerArgs:
+    image_type: str
+    """COS_CONTAINERD or UBUNTU_CONTAINERD: which of Google's installers to run."""
+    pools: tuple[str, ...]
+    """The node pools (all of that image type) whose drivers this installer provides."""
+
+
+def node_affinity(pools: tuple[str, ...]) -> dict[str, Any]:
+    """Google's two terms (no GKE-installed driver), narrowed to this installer's own pools.
+
+    The pool label is ours (GpuNodePool sets it), so a COS installer never lands on an Ubuntu
+    node of another pool or the other way round.
+    """
+    pool_term = {"key": POOL_LABEL, "operator": "In", "values": list(pools)}
+    gpu = {"key": ACCELERATOR_LABEL, "operator": "Exists"}
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            gpu,
+                            {"key": DRIVER_VERSION_LABEL, "operator": "DoesNotExist"},
+                            pool_term,
+                        ]
+                    },
+                    {
+                        "matchExpressions": [
+                            gpu,
+                            {"key": DRIVER_VERSION_LABEL, "operator": "In", "values": ["disabled"]},
+                            pool_term,
+                        ]
+                    },
+                ]
+            }
+        }
+    }
+
+
+def flavour(image_type: str) -> str:
+    return "cos" if image_type == "COS_CONTAINERD" else "ubuntu"
+
+
+def _host_volume(name: str, path: str) -> dict[str, Any]:
+    return {"name": name, "hostPath": {"path": path}}
+
+
+def _mount(name: str, path: str) -> dict[str, str]:
+    return {"name": name, "mountPath": path}
+
+
+def cos_pod_spec() -> dict[str, Any]:
+    nvidia_dir = "/home/kubernetes/bin/nvidia"
+    installer_env = {
+        "NVIDIA_INSTALL_DIR_HOST": nvidia_dir,
+        "NVIDIA_INSTALL_DIR_CONTAINER": "/usr/local/nvidia",
+        "VULKAN_ICD_DIR_HOST": f"{nvidia_dir}/vulkan/icd.d",
+        "VULKAN_ICD_DIR_CONTAINER": "/etc/vulkan/icd.d",
+        "ROOT_MOUNT_DIR": "/root",
+        "COS_TOOLS_DIR_HOST": "/var/lib/cos-tools",
+        "COS_TOOLS_DIR_CONTAINER": "/build/cos-tools",
+    }
+    return {
+        "hostNetwork": True,
+        "hostPID": True,
+        "volumes": [
+            _host_volume("dev", "/dev"),
+            _host_volume("vulkan-icd-mount", f"{nvidia_dir}/vulkan/icd.d"),
+            _host_volume("nvidia-install-dir-host", nvidia_dir),
+            _host_volume("root-mount", "/"),
+            _host_volume("cos-tools", "/var/lib/cos-tools"),
+            _host_volume("nvidia-config", "/etc/nvidia"),
+        ],
+        "initContainers": [
+            {
+                "name": NAME,
+                "image": COS_INSTALLER_IMAGE,
+                "imagePullPolicy": "Never",
+                "resources": {"requests": {"cpu": "150m"}},
+                "securityContext": {"privileged": True},
+                "env": [{"name": k, "value": v} for k, v in installer_env.items()],
+                "volumeMounts": [
+                    _mount("nvidia-install-dir-host", "/usr/local/nvidia"),
+                    _mount("vulkan-icd-mount", "/etc/vulkan/icd.d"),
+                    _mount("dev", "/dev"),
+                    _mount("root-mount", "/root"),
+                    _mount("cos-tools", "/build/cos-tools"),
+                ],
+            },
+            {
+                "name": "partition-gpus",
+                "image": PARTITION_GPU_IMAGE,
+                "env": [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}],
+                "resources": {"requests": {"cpu": "150m"}},
+                "securityContext": {"privileged": True},
+                "volumeMounts": [
+                    _mount("nvidia-install-dir-host", "/usr/local/nvidia"),
+                    _mount("dev", "/dev"),
+                    _mount("nvidia-config", "/etc/nvidia"),
+                ],
+            },
+        ],
+    }
+
+
+def ubuntu_pod_spec() -> dict[str, Any]:
+    return {
+        "volumes": [
+            _host_volume("dev", "/dev"),
+            _host_volume("boot", "/boot"),
+            _host_volume("root-mount", "/"),
+        ],
+        "initContainers": [
+            {
+                "name": NAME,
+                "image": UBUNTU_INSTALLER_IMAGE,
+                "imagePullPolicy": "Never",
+                "resources": {"requests": {"cpu": "150m"}},
+                "securityContext": {"privileged": True},
+                "volumeMounts": [
+                    _mount("boot", "/boot"),
+                    _mount("dev", "/dev"),
+                    _mount("root-mount", "/root"),
+                ],
+            }
+        ],
+    }
+
+
+def daemonset_spec(image_type: str, pools: tuple[str, ...]) -> dict[str, Any]:
+    # Each flavour has its own selector: two DaemonSets selecting the same pods would fight.
+    labels = {"k8s-app": NAME, "gke-gpu/flavour": flavour(image_type)}
+    os_spec = cos_pod_spec() if image_type == "COS_CONTAINERD" else ubuntu_pod_spec()
+    return {
+        "selector": {"matchLabels": labels},
+        "updateStrategy": {"type": "RollingUpdate"},
+        "template": {
+            "metadata": {"labels": {**labels, "name": NAME}},
+            "spec": {
+                "priorityClassName": "system-node-critical",
+                "affinity": node_affinity(pools),
+                "tolerations": [{"operator": "Exists"}],
+                **os_spec,
+                "containers": [{"name": "pause", "image": PAUSE_IMAGE}],
+            },
+        },
+    }
+
+
+class NvidiaDriverInstaller(pulumi.ComponentResource):
+    """Installs NVIDIA drivers on GPU nodes whose pool has `driver: installer`."""
+
+    name: pulumi.Output[str]
+    """The DaemonSet's name in kube-system."""
+
+    def __init__(
+        self,
+        name: str,
+        args: NvidiaDriverInstallerArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gke-gpu:index:NvidiaDriverInstaller", name, None, opts)
+        daemonset = k8s.apps.v1.DaemonSet(
+            f"{name}-daemonset",
+            metadata={
+                "name": f"{NAME}-{flavour(args.image_type)}",
+                "namespace": NAMESPACE,
+                "labels": {"k8s-app": NAME},
+            },
+            spec=daemonset_spec(args.image_type, args.pools),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.name = daemonset.metadata.name
+        self.register_outputs({"name": self.name})
+
+
+def installer_pools(pools: Sequence[NodePoolConfig]) -> dict[str, tuple[str, ...]]:
+    """Image type -> names of the pools with `driver: installer`: one installer per OS."""
+    by_image: dict[str, tuple[str, ...]] = {}
+    for pool in pools:
+        if pool.driver == "installer":
+            by_image[pool.image_type] = (*by_image.get(pool.image_type, ()), pool.name)
+    return dict(sorted(by_image.items()))

@@ -1,0 +1,273 @@
+"""GpuWorkload: a Deployment, StatefulSet or Job whose pods get GPUs in any cluster mode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.config import Mode, WorkloadConfig
+
+# GKE node labels (cloud.google.com/kubernetes-engine/docs/how-to/gpus, .../autopilot-gpus,
+# .../timesharing-gpus, .../gpus-multi, .../how-to/spot-vms).
+ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+SPOT_LABEL = "cloud.google.com/gke-spot"
+NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+GPU_RESOURCE = "nvidia.com/gpu"
+# GKE taints GPU nodes with nvidia.com/gpu=present:NoSchedule (and Spot nodes may carry
+# cloud.google.com/gke-spot=true:NoSchedule); GPU pods tolerate both.
+GPU_TOLERATIONS: tuple[dict[str, str], ...] = (
+    {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
+)
+SHARING_LABEL_VALUES = {"TIME_SHARING": "time-sharing", "MPS": "mps"}
+SPOT_TOLERATION = {"key": SPOT_LABEL, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+
+# A GPU node that scales up from zero, pulls a multi-GB inference image and loads a model
+# takes many minutes: Pulumi waits this long for the workload to become ready.
+READY_TIMEOUT = "40m"
+
+
+@dataclass(frozen=True)
+class GpuWorkloadArgs:
+    namespace: pulumi.Input[str]
+    mode: Mode
+    workload: WorkloadConfig
+    secret_values: dict[str, pulumi.Output[str]] | None = None
+    """Env var name -> secret value, for `secretEnv` (read from config by the caller)."""
+
+
+def selector_labels(name: str) -> dict[str, str]:
+    """The labels that tie a workload's pods to its Service: the one source for both."""
+    return {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "gke-gpu"}
+
+
+def workload_labels(name: str) -> dict[str, str]:
+    return {**selector_labels(name), "app.kubernetes.io/managed-by": "pulumi"}
+
+
+def node_selector(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
+    """Node labels a GPU pod must match to land on the right GPU capacity in each mode."""
+    selector: dict[str, str] = {}
+    pool = w.node_pool
+    if w.gpu_type is not None:
+        selector[ACCELERATOR_LABEL] = w.gpu_type
+    if mode == "autopilot" and w.spot:
+        selector[SPOT_LABEL] = "true"
+    if mode == "standard" and pool is not None:
+        # Pin to the smallest pool that fits: a 1-GPU pod never lands on a 4-GPU node.
+        selector[NODEPOOL_LABEL] = pool.name
+        if pool.spot:
+            selector[SPOT_LABEL] = "true"
+        if pool.sharing is not None:
+            selector["cloud.google.com/gke-gpu-sharing-strategy"] = SHARING_LABEL_VALUES[
+                pool.sharing.strategy
+            ]
+            selector["cloud.google.com/gke-max-shared-clients-per-gpu"] = str(
+                pool.sharing.max_clients_per_gpu
+            )
+        if pool.partition_size is not None:
+            selector["cloud.google.com/gke-gpu-partition-size"] = pool.partition_size
+    selector.update(dict(w.node_selector))
+    return selector
+
+
+def tolerations(mode: Mode, w: WorkloadConfig) -> list[dict[str, str]]:
+    if w.gpu_count == 0:
+        return []
+    result = [dict(t) for t in GPU_TOLERATIONS]
+    if w.spot and mode != "existing":
+        result.append(dict(SPOT_TOLERATION))
+    return result
+
+
+def container_security_context() -> dict[str, Any]:
+    """Restricted: no privilege escalation, no Linux capabilities, default seccomp profile."""
+    return {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def pod_security_context(w: WorkloadConfig) -> dict[str, Any]:
+    context: dict[str, Any] = {"seccompProfile": {"type": "RuntimeDefault"}}
+    if w.run_as_user is not None:
+        context.update(runAsNonRoot=True, runAsUser=w.run_as_user, runAsGroup=w.run_as_user)
+        context["fsGroup"] = w.run_as_user
+    return context
+
+
+def probes(w: WorkloadConfig) -> dict[str, Any]:
+    """Startup probe covers the model load; readiness/liveness then watch the served path."""
+    if w.probe is None:
+        return {}
+    http = {"path": w.probe.path, "port": w.probe.port}
+    period = 10
+    return {
+        "startupProbe": {
+            "httpGet": http,
+            "periodSeconds": period,
+            "failureThreshold": max(1, w.probe.startup_seconds // period),
+        },
+        "readinessProbe": {"httpGet": http, "periodSeconds": period, "failureThreshold": 3},
+        "livenessProbe": {"httpGet": http, "periodSeconds": 20, "failureThreshold": 3},
+    }
+
+
+def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> dict[str, Any]:
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in w.env]
+    env += [
+        {"name": k, "valueFrom": {"secretKeyRef": {"name": secret_name, "key": k}}}
+        for k, _ in w.secret_env
+    ]
+    limits: dict[str, str] = {"memory": w.memory}
+    if w.gpu_count:
+        limits[GPU_RESOURCE] = str(w.gpu_count)
+    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    if w.storage is not None:
+        mounts.append({"name": "data", "mountPath": w.storage.mount_path})
+    container: dict[str, Any] = {
+        "name": w.name,
+        "image": w.image,
+        "resources": {"requests": {"cpu": w.cpu, "memory": w.memory}, "limits": limits},
+        "securityContext": container_security_context(),
+        "volumeMounts": mounts,
+        **probes(w),
+    }
+    if w.command:
+        container["command"] = list(w.command)
+    if w.args:
+        container["args"] = list(w.args)
+    if env:
+        container["env"] = env
+    if w.port is not None:
+        container["ports"] = [{"name": "http", "containerPort": w.port}]
+    return container
+
+
+def pod_spec(
+    mode: Mode, w: WorkloadConfig, secret_name: pulumi.Input[str] | None
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "automountServiceAccountToken": False,
+        "securityContext": pod_security_context(w),
+        "containers": [container_spec(w, secret_name)],
+        # PyTorch/NCCL use shared memory beyond the container runtime's 64 MB default.
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+        "tolerations": tolerations(mode, w),
+    }
+    selector = node_selector(mode, w)
+    if selector:
+        spec["nodeSelector"] = selector
+    if w.kind == "Job":
+        spec["restartPolicy"] = "Never"
+    return spec
+
+
+class GpuWorkload(pulumi.ComponentResource):
+    """The team's GPU workload with GPU limits, placement, probes, secrets and a tight sandbox."""
+
+    name: pulumi.Output[str]
+    """The workload object's name."""
+    selector: dict[str, str]
+    """Labels its pods carry; a Service selects them."""
+    port: int | None
+    """The container port that serves traffic."""
+
+    def __init__(
+        self, name: str, args: GpuWorkloadArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gke-gpu:index:GpuWorkload", name, None, opts)
+        w = args.workload
+        labels = workload_labels(w.name)
+        self.selector = selector_labels(w.name)
+        self.port = w.port
+        child = pulumi.ResourceOptions(parent=self)
+        metadata = {"name": w.name, "namespace": args.namespace, "labels": labels}
+
+        secret_name: pulumi.Output[str] | None = None
+        if w.secret_env:
+            values = args.secret_values or {}
+            missing = sorted(k for k, _ in w.secret_env if k not in values)
+            if missing:
+                raise ValueError(f"GpuWorkloadArgs.secret_values lacks {missing}")
+            secret = k8s.core.v1.Secret(
+                f"{name}-secret",
+                metadata={**metadata, "name": f"{w.name}-env"},
+                type="Opaque",
+                string_data={k: pulumi.Output.secret(values[k]) for k, _ in w.secret_env},
+                opts=child,
+            )
+            secret_name = secret.metadata.name
+
+        template = {
+            "metadata": {"labels": labels},
+            "spec": pod_spec(args.mode, w, secret_name),
+        }
+        waits = pulumi.ResourceOptions(
+            parent=self,
+            custom_timeouts=pulumi.CustomTimeouts(create=READY_TIMEOUT, update=READY_TIMEOUT),
+        )
+        resource: pulumi.CustomResource
+        if w.kind == "Deployment":
+            resource = k8s.apps.v1.Deployment(
+                f"{name}-deployment",
+                metadata=metadata,
+                spec={
+                    "replicas": w.replicas,
+                    "selector": {"matchLabels": self.selector},
+                    # One extra pod at a time and never below the wanted count: each pod holds
+                    # a scarce GPU, so a rollout adds one node's worth of GPUs at most.
+                    "strategy": {
+                        "type": "RollingUpdate",
+                        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+                    },
+                    "template": template,
+                },
+                opts=waits,
+            )
+        elif w.kind == "StatefulSet":
+            headless = k8s.core.v1.Service(
+                f"{name}-headless",
+                metadata={**metadata, "name": f"{w.name}-headless"},
+                spec={
+                    "clusterIP": "None",
+                    "selector": self.selector,
+                    "ports": [{"name": "http", "port": w.port or 80, "targetPort": "http"}]
+                    if w.port
+                    else [],
+                },
+                opts=child,
+            )
+            claims = []
+            if w.storage is not None:
+                claim_spec: dict[str, Any] = {
+                    "accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": w.storage.size}},
+                }
+                if w.storage.storage_class:
+                    claim_spec["storageClassName"] = w.storage.storage_class
+                claims.append({"metadata": {"name": "data"}, "spec": claim_spec})
+            resource = k8s.apps.v1.StatefulSet(
+                f"{name}-statefulset",
+                metadata=metadata,
+                spec={
+                    "replicas": w.replicas,
+                    "serviceName": headless.metadata.name,
+                    "selector": {"matchLabels": self.selector},
+                    "template": template,
+                    "volumeClaimTemplates": claims,
+                },
+                opts=waits,
+            )
+        else:
+            resource = k8s.batch.v1.Job(
+                f"{name}-job",
+                metadata=metadata,
+                spec={"backoffLimit": w.backoff_limit, "template": template},
+                opts=waits,
+            )
+        self.name = resource.metadata.name
+        self.register_outputs({"name": self.name})

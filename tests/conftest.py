@@ -1,0 +1,60 @@
+"""Shared fixtures: stack files, and the recording engine that runs the real program."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tools.engine import Recording, run_program
+
+ROOT = Path(__file__).resolve().parent.parent
+
+MINIMAL: dict[str, Any] = {"gcp:project": "acme-ml-test", "gcp:region": "us-central1"}
+
+STANDARD: dict[str, Any] = {
+    **MINIMAL,
+    "gke-gpu:cluster": {"mode": "standard", "deletionProtection": False},
+    "gke-gpu:nodePools": [
+        {"name": "l4", "gpu": {"type": "nvidia-l4", "count": 1}, "spot": True, "maxNodes": 2}
+    ],
+    "gke-gpu:workloads": [
+        {
+            "name": "llm",
+            "image": "vllm/vllm-openai:v0.6.4",
+            "gpu": {"type": "nvidia-l4", "count": 1},
+            "spot": True,
+            "port": 8000,
+            "probe": {"path": "/health"},
+            "expose": {"port": 80},
+        }
+    ],
+}
+
+
+def stack_config(stack: str) -> dict[str, Any]:
+    """The `config:` block of Pulumi.<stack>.yaml."""
+    document = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())
+    return dict(document["config"])
+
+
+@pytest.fixture
+def standard() -> dict[str, Any]:
+    """A small valid Standard stack config, fresh for each test to edit."""
+    return copy.deepcopy(STANDARD)
+
+
+@pytest.fixture
+def run() -> Callable[..., Recording]:
+    """Run the program for a config under the recording engine."""
+
+    def _run(
+        config: dict[str, Any], stack: str = "test", secret_keys: tuple[str, ...] = ()
+    ) -> Recording:
+        return run_program(config, stack=stack, secret_keys=secret_keys)
+
+    return _run

@@ -1,0 +1,511 @@
+"""Config rules as plain functions: every rule has a valid and an invalid case."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pulumi
+import pytest
+
+from components.config import ConfigError, StackConfig, load
+
+REGION = "us-central1"
+
+
+def _load(raw: dict[str, Any], secret_keys: frozenset[str] = frozenset()) -> StackConfig:
+    return load(raw, project="acme", region=REGION, stack="dev", secret_keys=secret_keys)
+
+
+def _problems(raw: dict[str, Any], **kwargs: Any) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        _load(raw, **kwargs)
+    return info.value.problems
+
+
+def _standard(**pool: Any) -> dict[str, Any]:
+    return {
+        "cluster": {"mode": "standard"},
+        "nodePools": [{"name": "l4", "gpu": {"type": "nvidia-l4", "count": 1}, **pool}],
+        "workloads": [{"name": "app", "image": "app:1.0", "gpu": {"type": "nvidia-l4"}}],
+    }
+
+
+def _autopilot_workload(**workload: Any) -> dict[str, Any]:
+    return {"workloads": [{"name": "app", "image": "app:1.0", **workload}]}
+
+
+# --- defaults ------------------------------------------------------------------------------
+
+
+def test_only_project_and_region_give_an_exposed_gpu_endpoint_on_autopilot() -> None:
+    config = _load({})
+    assert config.cluster.mode == "autopilot", "the zero-config path needs no node pools"
+    (workload,) = config.workloads
+    assert workload.gpu_type == "nvidia-l4" and workload.gpu_count == 1, (
+        "the default workload must request a GPU, or the stack is not a GPU service"
+    )
+    assert workload.expose is not None and workload.expose.port == 80, (
+        "a stack with only gcp:project and gcp:region must still yield an HTTP endpoint"
+    )
+    assert workload.probe is not None, "traffic must wait for the model server to be ready"
+
+
+def test_cluster_name_defaults_to_the_stack_name() -> None:
+    assert _load({}).cluster.name == "gke-gpu-dev", "one cluster per stack, named after it"
+
+
+def test_deletion_protection_is_on_unless_turned_off() -> None:
+    assert _load({}).cluster.deletion_protection, "a forgotten setting must not lose a cluster"
+
+
+def test_cluster_location_defaults_to_the_region() -> None:
+    assert _load({}).cluster.location == REGION
+
+
+def test_a_pool_without_machine_type_gets_the_smallest_that_carries_its_gpus() -> None:
+    raw = _standard()
+    raw["workloads"][0]["resources"] = {"cpu": "2", "memory": "8Gi"}
+    assert _load(raw).node_pools[0].machine_type == "g2-standard-4", (
+        "the cheapest machine that carries one L4 and holds the workload is g2-standard-4"
+    )
+
+
+def test_a_pool_without_machine_type_grows_to_fit_its_workloads_requests() -> None:
+    raw = _standard()
+    raw["workloads"][0]["resources"] = {"cpu": "6", "memory": "24Gi"}
+    assert _load(raw).node_pools[0].machine_type == "g2-standard-8", (
+        "a 6-CPU, 24Gi pod does not fit g2-standard-4 (4 vCPU, 16 GB); the pool must grow"
+    )
+
+
+def test_a_t4_pool_default_fits_the_default_workload_resources() -> None:
+    raw = _standard()
+    raw["nodePools"][0]["gpu"]["type"] = "nvidia-tesla-t4"
+    raw["workloads"][0]["gpu"]["type"] = "nvidia-tesla-t4"
+    machine = _load(raw).node_pools[0].machine_type
+    assert machine.startswith("n1-") and machine != "n1-standard-1", (
+        "the default 4 CPU / 16Gi pod would never schedule on n1-standard-1"
+    )
+
+
+# --- reporting -----------------------------------------------------------------------------
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    raw = _standard(minNodes=3, maxNodes=1, driver="latest", imageType="UBUNTU_CONTAINERD")
+    raw["workloads"][0]["kind"] = "Job"
+    raw["workloads"][0]["expose"] = {"port": 80}
+    problems = _problems(raw)
+    assert len(problems) == 3, f"one run must list every problem, got {problems}"
+
+
+def test_config_error_is_a_pulumi_run_error_so_users_see_no_traceback() -> None:
+    assert issubclass(ConfigError, pulumi.RunError)
+
+
+def test_error_names_the_key_path_the_value_and_the_fix() -> None:
+    raw = _standard()
+    raw["nodePools"][0]["gpu"] = {"type": "nvidia-tesla-t4", "count": 3}
+    (problem,) = [p for p in _problems(raw) if "count" in p]
+    assert problem == (
+        "nodePools[0].gpu.count: 3 GPUs is not a valid count for nvidia-tesla-t4 "
+        "(allowed: 1, 2, 4). Set count to 4."
+    )
+
+
+def test_unknown_keys_are_reported_with_the_allowed_ones() -> None:
+    (problem,) = _problems({"cluster": {"mdoe": "standard"}})
+    assert problem.startswith("cluster.mdoe: unknown key") and "mode" in problem
+
+
+def test_unknown_top_level_key_is_reported() -> None:
+    (problem,) = _problems({"nodepools": []})
+    assert problem.startswith("gke-gpu:nodepools: unknown key")
+
+
+def test_missing_project_and_region_are_both_reported() -> None:
+    with pytest.raises(ConfigError) as info:
+        load({}, project=None, region=None, stack="dev")
+    assert [p.split(":")[0] + ":" + p.split(":")[1] for p in info.value.problems] == [
+        "gcp:project",
+        "gcp:region",
+    ]
+
+
+def test_a_broken_cluster_block_does_not_hide_node_pool_problems() -> None:
+    raw = _standard(minNodes=2, maxNodes=1)
+    raw["cluster"]["bogus"] = True
+    problems = _problems(raw)
+    assert any(p.startswith("nodePools[0].minNodes") for p in problems), problems
+    assert not any("exist only in Standard" in p for p in problems), (
+        "the readable mode must still drive the checks when another cluster key is wrong"
+    )
+
+
+# --- GPU types and counts --------------------------------------------------------------------
+
+
+def test_retired_gpu_names_its_replacement() -> None:
+    (problem,) = _problems(_autopilot_workload(gpu={"type": "nvidia-tesla-k80"}))
+    assert problem.startswith("workloads[0].gpu.type: 'nvidia-tesla-k80' is no longer offered")
+    assert "nvidia-tesla-t4" in problem, "the message must say what replaces a K80"
+
+
+def test_unknown_gpu_type_lists_the_known_ones() -> None:
+    (problem,) = _problems(_autopilot_workload(gpu={"type": "nvidia-rtx-4090"}))
+    assert "is not a GKE GPU type" in problem and "nvidia-l4" in problem
+
+
+def test_a_retired_gpu_is_reported_even_when_the_same_item_has_other_errors() -> None:
+    raw = _standard()
+    raw["nodePools"][0] = {"name": "BAD_NAME", "gpu": {"type": "nvidia-tesla-k80"}}
+    problems = _problems(raw)
+    assert any("nodePools[0].gpu.type: 'nvidia-tesla-k80'" in p for p in problems), problems
+
+
+def test_autopilot_rejects_a_per_pod_gpu_count_it_does_not_offer() -> None:
+    (problem,) = _problems(_autopilot_workload(gpu={"type": "nvidia-l4", "count": 3}))
+    assert problem.startswith("workloads[0].gpu.count: 3 GPUs per pod is not allowed")
+    assert "1, 2, 4, 8" in problem
+
+
+def test_autopilot_accepts_eight_l4s_per_pod() -> None:
+    raw = _autopilot_workload(gpu={"type": "nvidia-l4", "count": 8})
+    assert _load(raw).workloads[0].gpu_count == 8
+
+
+def test_autopilot_rejects_a_gpu_type_it_does_not_offer() -> None:
+    (problem,) = _problems(_autopilot_workload(gpu={"type": "nvidia-tesla-p100"}))
+    assert "Autopilot" in problem and "cluster.mode: standard" in problem
+
+
+def test_standard_pool_rejects_a_gpu_count_per_node_the_type_does_not_offer() -> None:
+    problems = _problems(_standard(gpu={"type": "nvidia-l4", "count": 3}))
+    assert problems[0].startswith("nodePools[0].gpu.count: 3 GPUs is not a valid count")
+
+
+# --- machine types ---------------------------------------------------------------------------
+
+
+def test_machine_type_of_the_wrong_family_is_rejected_with_the_valid_ones() -> None:
+    (problem,) = _problems(_standard(machineType="n1-standard-8"))
+    assert problem.startswith(
+        "nodePools[0].machineType: 'n1-standard-8' is N1, but nvidia-l4 runs on G2 machine types"
+    )
+    assert "g2-standard-4" in problem
+
+
+def test_machine_type_too_small_for_the_gpu_count_is_rejected() -> None:
+    problems = _problems(
+        _standard(gpu={"type": "nvidia-l4", "count": 2}, machineType="g2-standard-8")
+    )
+    assert problems[0].startswith(
+        "nodePools[0].machineType: 'g2-standard-8' cannot carry 2 x nvidia-l4"
+    )
+
+
+def test_valid_explicit_machine_type_is_kept() -> None:
+    assert _load(_standard(machineType="g2-standard-16")).node_pools[0].machine_type == (
+        "g2-standard-16"
+    )
+
+
+def test_workload_larger_than_an_explicit_machine_type_is_rejected() -> None:
+    raw = _standard(machineType="g2-standard-4")
+    raw["workloads"][0]["resources"] = {"cpu": "8", "memory": "8Gi"}
+    (problem,) = _problems(raw)
+    assert problem.startswith("workloads[0].resources.cpu: 8 is more than the 4 vCPUs")
+
+
+# --- drivers ---------------------------------------------------------------------------------
+
+
+def test_latest_driver_needs_cos() -> None:
+    (problem,) = _problems(_standard(driver="latest", imageType="UBUNTU_CONTAINERD"))
+    assert problem.startswith("nodePools[0].driver: 'latest' needs imageType COS_CONTAINERD")
+
+
+def test_latest_driver_on_cos_is_valid() -> None:
+    assert _load(_standard(driver="latest")).node_pools[0].driver == "latest"
+
+
+def test_installer_driver_on_ubuntu_is_valid() -> None:
+    pool = _load(_standard(driver="installer", imageType="UBUNTU_CONTAINERD")).node_pools[0]
+    assert (pool.driver, pool.image_type) == ("installer", "UBUNTU_CONTAINERD")
+
+
+def test_installer_driver_outside_standard_is_rejected() -> None:
+    raw = _standard(driver="installer")
+    raw["cluster"]["mode"] = "autopilot"
+    problems = _problems(raw)
+    assert any(p.startswith("nodePools: node pools exist only in Standard") for p in problems)
+
+
+def test_unknown_driver_mode_lists_the_allowed_ones() -> None:
+    (problem,) = _problems(_standard(driver="manual"))
+    assert problem.startswith("nodePools[0].driver: 'manual'") and "'installer'" in problem
+
+
+# --- modes and pools -------------------------------------------------------------------------
+
+
+def test_node_pools_on_autopilot_are_rejected() -> None:
+    raw = _standard()
+    del raw["cluster"]
+    problems = _problems(raw)
+    assert problems[0].startswith("nodePools: node pools exist only in Standard clusters")
+
+
+def test_standard_without_node_pools_is_rejected() -> None:
+    raw = _standard()
+    del raw["nodePools"]
+    assert _problems(raw) == [
+        "nodePools: a Standard cluster needs at least one GPU node pool for its workloads. "
+        "Add one, e.g. {name: l4, gpu: {type: nvidia-l4, count: 1}}."
+    ]
+
+
+def test_existing_mode_is_refused_until_it_is_implemented() -> None:
+    (problem,) = _problems({"cluster": {"mode": "existing"}})
+    assert problem.startswith("cluster.mode: 'existing' is not available yet")
+
+
+def test_min_nodes_above_max_nodes_is_rejected() -> None:
+    (problem,) = _problems(_standard(minNodes=3, maxNodes=2))
+    assert (
+        problem == "nodePools[0].minNodes: 3 is more than maxNodes (2). Set minNodes <= maxNodes."
+    )
+
+
+def test_min_nodes_equal_to_max_nodes_is_valid() -> None:
+    assert _load(_standard(minNodes=2, maxNodes=2)).node_pools[0].min_nodes == 2
+
+
+def test_zone_outside_the_region_is_rejected() -> None:
+    (problem,) = _problems(_standard(zones=["europe-west4-a"]))
+    assert problem.startswith("nodePools[0].zones[0]: 'europe-west4-a' is not in the cluster's")
+
+
+def test_zones_of_the_region_are_valid() -> None:
+    pool = _load(_standard(zones=["us-central1-a", "us-central1-b"])).node_pools[0]
+    assert pool.zones == ("us-central1-a", "us-central1-b")
+
+
+def test_zone_other_than_a_zonal_clusters_own_is_rejected() -> None:
+    raw = _standard(zones=["us-central1-b"])
+    raw["cluster"]["location"] = "us-central1-a"
+    (problem,) = _problems(raw)
+    assert "differs from the zonal cluster's location" in problem
+
+
+def test_autopilot_cluster_in_a_zone_is_rejected() -> None:
+    (problem,) = _problems({"cluster": {"location": "us-central1-a"}})
+    assert problem.startswith("cluster.location: Autopilot clusters are regional")
+
+
+def test_cluster_location_in_another_region_is_rejected() -> None:
+    (problem,) = _problems({"cluster": {"location": "europe-west4"}})
+    assert problem.startswith("cluster.location: 'europe-west4' is neither the region")
+
+
+def test_duplicate_pool_names_are_rejected() -> None:
+    raw = _standard()
+    raw["nodePools"].append(copy.deepcopy(raw["nodePools"][0]))
+    assert "nodePools[1].name: 'l4' is used twice. Rename one." in _problems(raw)
+
+
+# --- sharing and MIG -------------------------------------------------------------------------
+
+
+def test_time_sharing_pool_is_valid_and_serves_one_gpu_per_container() -> None:
+    config = _load(_standard(sharing={"strategy": "TIME_SHARING", "maxClientsPerGpu": 4}))
+    assert config.node_pools[0].sharing is not None
+    assert config.workloads[0].node_pool is not None
+
+
+def test_a_shared_gpu_serves_only_one_gpu_per_container() -> None:
+    raw = _standard(gpu={"type": "nvidia-l4", "count": 2}, sharing={"strategy": "MPS"})
+    raw["workloads"][0]["gpu"]["count"] = 2
+    (problem,) = _problems(raw)
+    assert problem.startswith("workloads[0].gpu: no node pool fits 2 x nvidia-l4")
+    assert "shared (1 GPU per container)" in problem
+
+
+def test_mig_partition_on_a_gpu_without_mig_is_rejected() -> None:
+    (problem,) = _problems(_standard(partitionSize="1g.10gb"))
+    assert problem.startswith("nodePools[0].partitionSize: '1g.10gb' is not a MIG partition")
+
+
+def test_mig_partition_of_the_wrong_size_lists_the_valid_ones() -> None:
+    raw = _standard(gpu={"type": "nvidia-tesla-a100", "count": 1}, partitionSize="1g.10gb")
+    raw["workloads"][0]["gpu"]["type"] = "nvidia-tesla-a100"
+    (problem,) = _problems(raw)
+    assert "1g.5gb" in problem, "A100 40GB's smallest partition is 1g.5gb"
+
+
+def test_valid_mig_partition_pins_workloads_to_the_partition() -> None:
+    raw = _standard(gpu={"type": "nvidia-tesla-a100", "count": 1}, partitionSize="1g.5gb")
+    raw["workloads"][0]["gpu"]["type"] = "nvidia-tesla-a100"
+    raw["workloads"][0]["resources"] = {"cpu": "4", "memory": "16Gi"}
+    pool = _load(raw).workloads[0].node_pool
+    assert pool is not None and pool.partition_size == "1g.5gb"
+
+
+def test_mps_with_mig_is_rejected() -> None:
+    raw = _standard(
+        gpu={"type": "nvidia-tesla-a100", "count": 1},
+        partitionSize="1g.5gb",
+        sharing={"strategy": "MPS"},
+    )
+    raw["workloads"][0]["gpu"]["type"] = "nvidia-tesla-a100"
+    assert any("MPS cannot be combined with MIG" in p for p in _problems(raw))
+
+
+# --- workloads fit pools ---------------------------------------------------------------------
+
+
+def test_workload_without_a_fitting_pool_is_rejected() -> None:
+    raw = _standard()
+    raw["workloads"][0]["gpu"] = {"type": "nvidia-tesla-t4", "count": 1}
+    (problem,) = _problems(raw)
+    assert problem.startswith("workloads[0].gpu: no node pool fits 1 x nvidia-tesla-t4")
+    assert "l4: 1 x nvidia-l4" in problem, "the message must list the pools that exist"
+
+
+def test_spot_workload_needs_a_spot_pool() -> None:
+    raw = _standard()
+    raw["workloads"][0]["spot"] = True
+    (problem,) = _problems(raw)
+    assert "1 x nvidia-l4 on Spot" in problem
+
+
+def test_workload_goes_to_the_smallest_pool_that_fits() -> None:
+    raw = _standard(gpu={"type": "nvidia-l4", "count": 4})
+    raw["nodePools"].append({"name": "l4-single", "gpu": {"type": "nvidia-l4", "count": 1}})
+    pool = _load(raw).workloads[0].node_pool
+    assert pool is not None and pool.name == "l4-single", (
+        "a 1-GPU pod on a 4-GPU node would leave three GPUs paid for and idle"
+    )
+
+
+def test_workload_needing_more_gpus_than_a_node_has_is_rejected() -> None:
+    raw = _standard()
+    raw["workloads"][0]["gpu"]["count"] = 2
+    assert "no node pool fits 2 x nvidia-l4" in _problems(raw)[0]
+
+
+# --- workload shape --------------------------------------------------------------------------
+
+
+def test_storage_on_a_deployment_is_rejected() -> None:
+    raw = _autopilot_workload(storage={"size": "100Gi", "mountPath": "/data"})
+    (problem,) = _problems(raw)
+    assert problem.startswith("workloads[0].storage: only a StatefulSet gets a volume claim")
+
+
+def test_storage_on_a_statefulset_is_valid() -> None:
+    raw = _autopilot_workload(kind="StatefulSet", storage={"size": "100Gi", "mountPath": "/data"})
+    storage = _load(raw).workloads[0].storage
+    assert storage is not None and storage.size == "100Gi"
+
+
+def test_expose_on_a_job_is_rejected() -> None:
+    (problem,) = _problems(_autopilot_workload(kind="Job", expose={"port": 80}, probe=None))
+    assert problem.startswith("workloads[0].expose: a Job runs to completion")
+
+
+def test_job_without_expose_is_valid_and_gets_no_probe() -> None:
+    workload = _load(_autopilot_workload(kind="Job")).workloads[0]
+    assert workload.kind == "Job" and workload.probe is None, (
+        "a Job's pods serve nothing, so a readiness probe would only delay completion"
+    )
+
+
+def test_expose_without_a_port_is_rejected() -> None:
+    raw = _autopilot_workload(port=None, probe=None, expose={"port": 80})
+    assert any("has no port to expose" in p for p in _problems(raw))
+
+
+def test_invalid_workload_name_is_rejected_with_the_naming_rule() -> None:
+    (problem,) = _problems(_autopilot_workload(name="My_App"))
+    assert problem.startswith("workloads[0].name: 'My_App' is not a valid Kubernetes name")
+
+
+def test_invalid_pool_name_is_rejected_with_the_naming_rule() -> None:
+    problems = _problems(_standard(name="gpu_pool"))
+    assert problems[0].startswith("nodePools[0].name: 'gpu_pool' is not a valid GKE name")
+
+
+def test_invalid_cidr_in_source_ranges_is_rejected() -> None:
+    (problem,) = _problems(_autopilot_workload(expose={"sourceRanges": ["10.0.0.1/8"]}))
+    assert problem.startswith("workloads[0].expose.sourceRanges[0]: '10.0.0.1/8' is not a CIDR")
+
+
+def test_invalid_cidr_in_master_authorized_networks_is_rejected() -> None:
+    (problem,) = _problems({"cluster": {"masterAuthorizedNetworks": ["office"]}})
+    assert problem.startswith("cluster.masterAuthorizedNetworks[0]: 'office' is not a CIDR")
+
+
+def test_valid_cidrs_are_kept() -> None:
+    raw = _autopilot_workload(expose={"sourceRanges": ["203.0.113.0/24", "2001:db8::/32"]})
+    expose = _load(raw).workloads[0].expose
+    assert expose is not None and expose.source_ranges == ("203.0.113.0/24", "2001:db8::/32")
+
+
+def test_bad_memory_quantity_says_how_to_write_one() -> None:
+    (problem,) = _problems(_autopilot_workload(resources={"memory": "16GB"}))
+    assert problem.startswith("workloads[0].resources.memory: '16GB' is not a memory quantity")
+
+
+def test_node_port_on_gke_is_rejected() -> None:
+    (problem,) = _problems(_autopilot_workload(expose={"type": "NodePort"}))
+    assert problem.startswith("workloads[0].expose.type: NodePort is for existing clusters")
+
+
+def test_duplicate_workload_names_are_rejected() -> None:
+    raw = {"workloads": [{"name": "a", "image": "a:1"}, {"name": "a", "image": "b:1"}]}
+    assert _problems(raw) == ["workloads[1].name: 'a' is used twice. Rename one."]
+
+
+# --- secrets ---------------------------------------------------------------------------------
+
+
+def test_secret_env_needs_its_key_set_as_a_secret() -> None:
+    (problem,) = _problems(_autopilot_workload(secretEnv={"HF_TOKEN": "hfToken"}))
+    assert problem.startswith("workloads[0].secretEnv.HF_TOKEN: config key 'hfToken' is not set")
+    assert "pulumi config set --secret gke-gpu:hfToken" in problem
+
+
+def test_secret_env_with_its_secret_set_is_valid() -> None:
+    raw = _autopilot_workload(secretEnv={"HF_TOKEN": "hfToken"})
+    config = _load(raw, secret_keys=frozenset({"hfToken"}))
+    assert config.workloads[0].secret_env == (("HF_TOKEN", "hfToken"),)
+    assert config.secrets == ("hfToken",)
+
+
+def test_a_secret_stored_in_plain_text_is_rejected() -> None:
+    raw = _autopilot_workload(secretEnv={"HF_TOKEN": "hfToken"})
+    raw["hfToken"] = "hf_plaintext"
+    problems = _problems(raw)
+    assert any("not set as a secret" in p for p in problems), problems
+
+
+# --- system pool and cluster ---------------------------------------------------------------
+
+
+def test_system_pool_on_autopilot_is_rejected() -> None:
+    (problem,) = _problems({"cluster": {"systemPool": {"nodes": 2}}})
+    assert problem.startswith("cluster.systemPool: Autopilot manages its own nodes")
+
+
+def test_kubeconfig_on_a_gke_mode_is_rejected() -> None:
+    (problem,) = _problems({"cluster": {"kubeconfig": "apiVersion: v1"}})
+    assert problem.startswith("cluster.kubeconfig/context: only for mode 'existing'")
+
+
+def test_min_nodes_reason_must_be_a_label_value() -> None:
+    problems = _problems(_standard(minNodesReason="Latency SLO!"))
+    assert problems[0].startswith(
+        "nodePools[0].minNodesReason: 'Latency SLO!' is not a valid label"
+    )

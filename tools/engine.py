@@ -1,0 +1,261 @@
+"""A recording Pulumi engine: runs the real program under mocks and keeps every registration."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import runpy
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as runtime_mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.config import set_all_config
+from pulumi.runtime.sync_await import _sync_await
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = "gke-gpu"
+SECRET_MASK = "[secret]"
+# Documentation address ranges (RFC 5737), so no rendered value is ever a real endpoint.
+LOAD_BALANCER_IP = "203.0.113.10"
+CONTROL_PLANE_IP = "198.51.100.1"
+# A stand-in CA certificate (base64 of a PEM header): real value comes from GKE at create time.
+CLUSTER_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1PQ0stQ0EKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
+
+
+@dataclass
+class Registration:
+    """One resource the program registered, with what a reviewer needs to see of it."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str
+    custom: bool
+    provider: str
+    dependencies: list[str]
+    protect: bool
+    ignore_changes: list[str]
+    custom_timeouts: dict[str, str]
+    delete_before_replace: bool
+    inputs: dict[str, Any]
+    """Inputs with every secret replaced by SECRET_MASK."""
+    outputs: dict[str, Any] = field(default_factory=dict)
+    computed: list[str] = field(default_factory=list)
+    """Output keys whose values the cloud would compute (the mock made them up)."""
+
+
+@dataclass
+class Recording:
+    resources: list[Registration]
+    stack_outputs: dict[str, Any]
+    secret_outputs: set[str]
+    invokes: list[tuple[str, dict[str, Any]]]
+
+    def of_type(self, type_: str) -> list[Registration]:
+        return [r for r in self.resources if r.type == type_]
+
+    def one(self, type_: str) -> Registration:
+        found = self.of_type(type_)
+        assert len(found) == 1, f"expected one {type_}, found {[r.name for r in found]}"
+        return found[0]
+
+    def named(self, name: str) -> Registration:
+        return next(r for r in self.resources if r.name == name)
+
+    def kubernetes_objects(self) -> Iterator[Registration]:
+        return (r for r in self.resources if r.type.startswith("kubernetes:") and r.custom)
+
+    def by_urn(self, urn: str) -> Registration | None:
+        return next((r for r in self.resources if r.urn == urn), None)
+
+
+def is_secret(value: Any) -> bool:
+    return rpc.is_rpc_secret(value)
+
+
+def mask_secrets(value: Any) -> Any:
+    """Replace every secret (wrapped by the engine's secret signature) with SECRET_MASK."""
+    if rpc.is_rpc_secret(value):
+        return SECRET_MASK
+    if isinstance(value, Mapping):
+        return {k: mask_secrets(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask_secrets(v) for v in value]
+    return value
+
+
+def unwrap_secrets(value: Any) -> Any:
+    if rpc.is_rpc_secret(value):
+        return unwrap_secrets(rpc.unwrap_rpc_secret(value))
+    if isinstance(value, Mapping):
+        return {k: unwrap_secrets(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [unwrap_secrets(v) for v in value]
+    return value
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+class CloudMocks(pulumi.runtime.Mocks):
+    """Realistic computed outputs by type token (camelCase keys, as the providers return them)."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
+        inputs = unwrap_secrets(args.inputs)
+        typ, name = args.typ, args.name
+        computed: dict[str, Any] = {}
+        project = inputs.get("project", "mock-project")
+        if typ == "gcp:serviceaccount/account:Account":
+            email = f"{inputs['accountId']}@{project}.iam.gserviceaccount.com"
+            computed = {"email": email, "member": f"serviceAccount:{email}"}
+            return f"projects/{project}/serviceAccounts/{email}", {**inputs, **computed}
+        if typ == "gcp:container/cluster:Cluster":
+            location = inputs.get("location")
+            cluster_id = f"projects/{project}/locations/{location}/clusters/{inputs['name']}"
+            computed = {
+                "endpoint": CONTROL_PLANE_IP,
+                "masterAuth": {"clusterCaCertificate": CLUSTER_CA},
+                "masterVersion": "1.33.5-gke.1000000",
+                "selfLink": f"https://container.googleapis.com/v1/{cluster_id}",
+            }
+            return cluster_id, {**inputs, **computed}
+        if typ == "gcp:container/nodePool:NodePool":
+            pool_id = f"{inputs.get('location')}/{inputs.get('cluster')}/{inputs.get('name')}"
+            return pool_id, {**inputs, "instanceGroupUrls": []}
+        if typ == "kubernetes:core/v1:Service":
+            state = dict(inputs)
+            if inputs.get("spec", {}).get("type") == "LoadBalancer":
+                state["status"] = {"loadBalancer": {"ingress": [{"ip": LOAD_BALANCER_IP}]}}
+            return f"{_namespace(inputs)}/{_k8s_name(inputs, name)}", state
+        if typ.startswith("kubernetes:") and not typ.startswith("kubernetes:helm"):
+            state = dict(inputs)
+            metadata = dict(state.get("metadata") or {})
+            metadata.setdefault("name", f"{name}-{_short_hash(name)}")
+            state["metadata"] = metadata
+            return f"{_namespace(inputs)}/{metadata['name']}", state
+        return f"{name}-id", dict(inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
+        if args.token == "gcp:organizations/getClientConfig:getClientConfig":
+            return {"project": "mock-project", "accessToken": "mock-token"}, None
+        return {}, None
+
+
+COMPUTED_KEYS = {
+    "gcp:serviceaccount/account:Account": ["email", "member"],
+    "gcp:container/cluster:Cluster": ["endpoint", "masterAuth", "masterVersion", "selfLink"],
+    "kubernetes:core/v1:Service": ["status"],
+}
+
+
+def _namespace(inputs: Mapping[str, Any]) -> str:
+    return str((inputs.get("metadata") or {}).get("namespace") or "default")
+
+
+def _k8s_name(inputs: Mapping[str, Any], fallback: str) -> str:
+    return str((inputs.get("metadata") or {}).get("name") or fallback)
+
+
+class RecordingMonitor(runtime_mocks.MockMonitor):
+    """The mock monitor, keeping what it is told beyond inputs: parent, deps, options."""
+
+    def __init__(self, mocks: CloudMocks) -> None:
+        super().__init__(mocks)
+        self.registrations: list[Registration] = []
+        self.invokes: list[tuple[str, dict[str, Any]]] = []
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        registration = Registration(
+            type=request.type,
+            name=request.name,
+            urn=response.urn,
+            parent=request.parent,
+            custom=request.custom,
+            provider=request.provider,
+            dependencies=sorted(set(request.dependencies)),
+            protect=bool(request.protect),
+            ignore_changes=list(request.ignoreChanges),
+            custom_timeouts={
+                k: v
+                for k, v in (
+                    ("create", request.customTimeouts.create),
+                    ("update", request.customTimeouts.update),
+                    ("delete", request.customTimeouts.delete),
+                )
+                if v
+            },
+            delete_before_replace=bool(request.deleteBeforeReplace),
+            inputs=mask_secrets(inputs),
+        )
+        state = self.resources[response.urn].state if response.urn in self.resources else {}
+        registration.outputs = mask_secrets(
+            {k: v for k, v in state.items() if k not in inputs or state[k] != inputs[k]}
+        )
+        registration.computed = [k for k in COMPUTED_KEYS.get(request.type, []) if k in state]
+        self.registrations.append(registration)
+        return response
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        args = rpc.deserialize_properties(request.args)
+        self.invokes.append((request.tok, mask_secrets(args)))
+        return super().Invoke(request)
+
+
+def _to_config_string(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def run_program(
+    config: Mapping[str, Any],
+    *,
+    stack: str = "test",
+    secret_keys: tuple[str, ...] = (),
+    program: Path = ROOT / "__main__.py",
+    preview: bool = False,
+) -> Recording:
+    """Run `program` for `config` (fully-qualified keys, structured values) and record it.
+
+    Raises whatever the program raises (e.g. ConfigError) after the engine settles.
+    """
+    settings.set_root_resource(None)  # type: ignore[arg-type]
+    set_all_config({k: _to_config_string(v) for k, v in config.items()}, list(secret_keys))
+    mocks = CloudMocks()
+    monitor = RecordingMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=preview, monitor=monitor)
+
+    def program_main() -> None:
+        runpy.run_path(str(program), run_name="__main__")
+
+    pulumi.runtime.test(program_main)()
+    root = settings.get_root_resource()
+    outputs, secret = _resolve_outputs(getattr(root, "outputs", {}) or {})
+    return Recording(
+        resources=monitor.registrations,
+        stack_outputs=outputs,
+        secret_outputs=secret,
+        invokes=monitor.invokes,
+    )
+
+
+def _resolve_outputs(outputs: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    resolved: dict[str, Any] = {}
+    secret: set[str] = set()
+
+    async def resolve(key: str, value: Any) -> None:
+        out = pulumi.Output.from_input(value)
+        resolved[key] = await out.future()
+        if await out.is_secret():
+            secret.add(key)
+
+    for key, value in outputs.items():
+        _sync_await(resolve(key, value))
+    return resolved, secret

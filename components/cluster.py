@@ -163,6 +163,9 @@ class GkeCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=roles,
+                # Pulumi's protect mirrors GKE's deletion protection: a destroy (or a
+                # replacement) stops before it starts instead of failing halfway through.
+                protect=cfg.deletion_protection,
                 # GKE fills node_config and the default pool's count in on its own; the
                 # default pool is removed right after creation, so a diff there means nothing.
                 ignore_changes=[] if autopilot else ["nodeConfig", "initialNodeCount"],

@@ -320,7 +320,8 @@ def _parse(model: type[M], raw: Any, base: str, problems: list[str]) -> M | None
             elif err["type"] == "missing":
                 problems.append(f"{path}: required but not set. Add it to the stack file.")
             elif err["type"] == "string_pattern_mismatch":
-                problems.append(f"{path}: {value!r} {_pattern_hint(err['ctx']['pattern'])}")
+                pattern = str((err.get("ctx") or {}).get("pattern", ""))
+                problems.append(f"{path}: {value!r} {_pattern_hint(pattern)}")
             else:
                 problems.append(f"{path}: {value!r} is not valid: {err['msg']}.")
     return None
@@ -538,12 +539,13 @@ def _workload_problems(
                 f"{path}.expose.type: NodePort is for existing clusters without a load "
                 "balancer; GKE provides LoadBalancers. Remove type."
             )
-    if w.probe is not None and w.port is None and w.probe.port is None:
+    probe_set = "probe" in w.model_fields_set
+    if probe_set and w.probe is not None and w.port is None and w.probe.port is None:
         problems.append(
             f"{path}.probe: an HTTP probe needs a port. Set port (or probe.port), or "
             "set probe: null."
         )
-    if w.kind == "Job" and w.probe is not None and "probe" in w.model_fields_set:
+    if w.kind == "Job" and w.probe is not None and probe_set:
         problems.append(
             f"{path}.probe: a Job gets no readiness probe (nothing routes traffic to it). "
             "Remove probe."

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import NodePoolConfig
+from components.manifest import manifest
 from components.nodepool import POOL_LABEL
 
 # Everything below follows GoogleCloudPlatform/container-engine-accelerators,
@@ -199,12 +200,14 @@ class NvidiaDriverInstaller(pulumi.ComponentResource):
         super().__init__("gke-gpu:index:NvidiaDriverInstaller", name, None, opts)
         daemonset = k8s.apps.v1.DaemonSet(
             f"{name}-daemonset",
-            metadata={
-                "name": f"{NAME}-{flavour(args.image_type)}",
-                "namespace": NAMESPACE,
-                "labels": {"k8s-app": NAME},
-            },
-            spec=daemonset_spec(args.image_type, args.pools),
+            metadata=manifest(
+                {
+                    "name": f"{NAME}-{flavour(args.image_type)}",
+                    "namespace": NAMESPACE,
+                    "labels": {"k8s-app": NAME},
+                }
+            ),
+            spec=manifest(daemonset_spec(args.image_type, args.pools)),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.name = daemonset.metadata.name

@@ -8,6 +8,8 @@ from typing import Any, Literal
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.manifest import manifest
+
 # A LoadBalancer on GKE takes a few minutes to get an address; Pulumi waits for it.
 ADDRESS_TIMEOUT = "20m"
 
@@ -67,12 +69,14 @@ class LoadBalancerService(pulumi.ComponentResource):
             spec["loadBalancerSourceRanges"] = list(args.source_ranges)
         service = k8s.core.v1.Service(
             f"{name}-service",
-            metadata={
-                "name": args.name,
-                "namespace": args.namespace,
-                "labels": {**args.selector, "app.kubernetes.io/managed-by": "pulumi"},
-            },
-            spec=spec,
+            metadata=manifest(
+                {
+                    "name": args.name,
+                    "namespace": args.namespace,
+                    "labels": {**args.selector, "app.kubernetes.io/managed-by": "pulumi"},
+                }
+            ),
+            spec=manifest(spec),
             opts=pulumi.ResourceOptions(
                 parent=self, custom_timeouts=pulumi.CustomTimeouts(create=ADDRESS_TIMEOUT)
             ),

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import Mode, WorkloadConfig
+from components.manifest import manifest
 
 # GKE node labels (cloud.google.com/kubernetes-engine/docs/how-to/gpus, .../autopilot-gpus,
 # .../timesharing-gpus, .../gpus-multi, .../how-to/spot-vms).
@@ -195,7 +196,7 @@ class GpuWorkload(pulumi.ComponentResource):
                 raise ValueError(f"GpuWorkloadArgs.secret_values lacks {missing}")
             secret = k8s.core.v1.Secret(
                 f"{name}-secret",
-                metadata={**metadata, "name": f"{w.name}-env"},
+                metadata=manifest({**metadata, "name": f"{w.name}-env"}),
                 type="Opaque",
                 string_data={k: pulumi.Output.secret(values[k]) for k, _ in w.secret_env},
                 opts=child,
@@ -214,31 +215,35 @@ class GpuWorkload(pulumi.ComponentResource):
         if w.kind == "Deployment":
             resource = k8s.apps.v1.Deployment(
                 f"{name}-deployment",
-                metadata=metadata,
-                spec={
-                    "replicas": w.replicas,
-                    "selector": {"matchLabels": self.selector},
-                    # One extra pod at a time and never below the wanted count: each pod holds
-                    # a scarce GPU, so a rollout adds one node's worth of GPUs at most.
-                    "strategy": {
-                        "type": "RollingUpdate",
-                        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
-                    },
-                    "template": template,
-                },
+                metadata=manifest(metadata),
+                spec=manifest(
+                    {
+                        "replicas": w.replicas,
+                        "selector": {"matchLabels": self.selector},
+                        # One extra pod at a time and never below the wanted count: each pod holds
+                        # a scarce GPU, so a rollout adds one node's worth of GPUs at most.
+                        "strategy": {
+                            "type": "RollingUpdate",
+                            "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+                        },
+                        "template": template,
+                    }
+                ),
                 opts=waits,
             )
         elif w.kind == "StatefulSet":
             headless = k8s.core.v1.Service(
                 f"{name}-headless",
-                metadata={**metadata, "name": f"{w.name}-headless"},
-                spec={
-                    "clusterIP": "None",
-                    "selector": self.selector,
-                    "ports": [{"name": "http", "port": w.port or 80, "targetPort": "http"}]
-                    if w.port
-                    else [],
-                },
+                metadata=manifest({**metadata, "name": f"{w.name}-headless"}),
+                spec=manifest(
+                    {
+                        "clusterIP": "None",
+                        "selector": self.selector,
+                        "ports": [{"name": "http", "port": w.port or 80, "targetPort": "http"}]
+                        if w.port
+                        else [],
+                    }
+                ),
                 opts=child,
             )
             claims = []
@@ -252,21 +257,23 @@ class GpuWorkload(pulumi.ComponentResource):
                 claims.append({"metadata": {"name": "data"}, "spec": claim_spec})
             resource = k8s.apps.v1.StatefulSet(
                 f"{name}-statefulset",
-                metadata=metadata,
-                spec={
-                    "replicas": w.replicas,
-                    "serviceName": headless.metadata.name,
-                    "selector": {"matchLabels": self.selector},
-                    "template": template,
-                    "volumeClaimTemplates": claims,
-                },
+                metadata=manifest(metadata),
+                spec=manifest(
+                    {
+                        "replicas": w.replicas,
+                        "serviceName": headless.metadata.name,
+                        "selector": {"matchLabels": self.selector},
+                        "template": template,
+                        "volumeClaimTemplates": claims,
+                    }
+                ),
                 opts=waits,
             )
         else:
             resource = k8s.batch.v1.Job(
                 f"{name}-job",
-                metadata=metadata,
-                spec={"backoffLimit": w.backoff_limit, "template": template},
+                metadata=manifest(metadata),
+                spec=manifest({"backoffLimit": w.backoff_limit, "template": template}),
                 opts=waits,
             )
         self.name = resource.metadata.name

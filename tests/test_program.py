@@ -1,0 +1,420 @@
+"""The whole program under the recording engine: what `pulumi up` would register, per stack."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import yaml
+
+from components.config import ConfigError
+from tests.conftest import MINIMAL, stack_config
+from tools.engine import SECRET_MASK, Recording
+
+Run = Callable[..., Recording]
+
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+SERVICE = "kubernetes:core/v1:Service"
+PROVIDER = "pulumi:providers:kubernetes"
+GCP_INFRA = (CLUSTER, NODE_POOL, "gcp:serviceaccount/account:Account", PROVIDER)
+
+
+def _pod(recording: Recording, type_: str = DEPLOYMENT) -> dict[str, Any]:
+    obj = recording.one(type_)
+    spec: dict[str, Any] = obj.inputs["spec"]["template"]["spec"]
+    return spec
+
+
+def _gpu_pools(recording: Recording) -> list[Any]:
+    return [
+        r for r in recording.of_type(NODE_POOL) if r.inputs["nodeConfig"].get("guestAccelerators")
+    ]
+
+
+# --- the dev stack -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dev() -> Recording:
+    from tools.engine import run_program
+
+    return run_program(stack_config("dev"), stack="dev")
+
+
+@pytest.fixture(scope="module")
+def prod() -> Recording:
+    from tools.engine import run_program
+
+    return run_program(stack_config("prod"), stack="prod")
+
+
+def test_dev_stack_is_an_autopilot_cluster_that_destroy_can_delete(dev: Recording) -> None:
+    cluster = dev.one(CLUSTER).inputs
+    assert cluster["enableAutopilot"] is True, "dev is the cheapest path: Autopilot, no pools"
+    assert cluster["deletionProtection"] is False, "dev must be removable by `pulumi destroy`"
+    assert not dev.one(CLUSTER).protect, "a protected dev cluster would block `pulumi destroy`"
+
+
+def test_autopilot_stack_creates_no_node_pools(dev: Recording) -> None:
+    assert dev.of_type(NODE_POOL) == [], "Autopilot provisions GPU nodes from pod specs"
+
+
+def test_autopilot_nodes_use_the_dedicated_service_account(dev: Recording) -> None:
+    defaults = dev.one(CLUSTER).inputs["clusterAutoscaling"]["autoProvisioningDefaults"]
+    assert defaults["serviceAccount"].startswith("gpu-dev-nodes@"), (
+        "nodes must not run as the default Compute Engine account (Editor on the project)"
+    )
+
+
+def test_dev_workload_requests_one_l4_on_spot(dev: Recording) -> None:
+    pod = _pod(dev)
+    (container,) = pod["containers"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "1", (
+        "a GPU pod without an nvidia.com/gpu limit is never scheduled on a GPU"
+    )
+    assert pod["nodeSelector"] == {
+        "cloud.google.com/gke-accelerator": "nvidia-l4",
+        "cloud.google.com/gke-spot": "true",
+    }, "Autopilot picks the GPU and Spot capacity from exactly these selectors"
+
+
+def test_dev_endpoint_is_exposed_on_port_80_to_the_vllm_port(dev: Recording) -> None:
+    service = dev.one(SERVICE).inputs["spec"]
+    assert service["type"] == "LoadBalancer"
+    assert service["ports"][0]["port"] == 80 and service["ports"][0]["targetPort"] == 8000
+    assert service["selector"] == _pod_labels_subset(dev), "the Service must select the pods"
+
+
+def _pod_labels_subset(recording: Recording) -> dict[str, str]:
+    labels = recording.one(DEPLOYMENT).inputs["spec"]["template"]["metadata"]["labels"]
+    selector = recording.one(SERVICE).inputs["spec"]["selector"]
+    return {k: labels[k] for k in selector if k in labels}
+
+
+def test_stack_outputs_give_the_url_ip_and_endpoints(dev: Recording) -> None:
+    outputs = dev.stack_outputs
+    assert outputs["externalIp"] == "203.0.113.10"
+    assert outputs["url"] == "http://203.0.113.10", "port 80 needs no port in the URL"
+    assert outputs["endpoints"] == {"llm": "http://203.0.113.10"}
+    assert outputs["clusterName"] == "gpu-dev" and outputs["clusterMode"] == "autopilot"
+
+
+def test_kubeconfig_output_is_a_secret_using_the_gke_auth_plugin(dev: Recording) -> None:
+    assert "kubeconfig" in dev.secret_outputs, "a kubeconfig in plain text leaks cluster access"
+    user = yaml.safe_load(dev.stack_outputs["kubeconfig"])["users"][0]["user"]
+    assert user["exec"]["command"] == "gke-gcloud-auth-plugin", "no static token in the file"
+
+
+def test_provider_kubeconfig_input_is_masked_as_a_secret(dev: Recording) -> None:
+    assert dev.one(PROVIDER).inputs["kubeconfig"] == SECRET_MASK
+
+
+def test_provider_survives_unrelated_cluster_changes(dev: Recording) -> None:
+    provider = dev.one(PROVIDER).inputs
+    assert provider["clusterIdentifier"].endswith("/clusters/gpu-dev"), (
+        "without cluster_identifier, a new endpoint or CA replaces every workload"
+    )
+    assert provider["deleteUnreachable"] in (True, "true"), (
+        "destroy must work once the cluster is gone"
+    )
+
+
+def test_every_kubernetes_object_goes_through_the_cluster_provider(dev: Recording) -> None:
+    provider_urn = dev.one(PROVIDER).urn
+    for obj in dev.kubernetes_objects():
+        if obj.type == PROVIDER:
+            continue
+        assert obj.provider.startswith(provider_urn + "::"), (
+            f"{obj.name} would be applied to whatever cluster the ambient kubeconfig names"
+        )
+
+
+def test_workload_runs_in_a_restricted_sandbox(dev: Recording) -> None:
+    pod = _pod(dev)
+    container = pod["containers"][0]["securityContext"]
+    assert pod["automountServiceAccountToken"] is False, "the model server needs no API token"
+    assert container["allowPrivilegeEscalation"] is False
+    assert container["capabilities"] == {"drop": ["ALL"]}
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+
+
+def test_workload_waits_long_enough_for_a_gpu_node_from_zero(dev: Recording) -> None:
+    deployment = dev.one(DEPLOYMENT)
+    assert deployment.custom_timeouts["create"] == "40m", (
+        "scale-up from zero plus a multi-GB image pull exceeds the 10 minute default"
+    )
+    startup = _pod(dev)["containers"][0]["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] >= 1800, (
+        "liveness must not kill the pod while the model is still loading"
+    )
+
+
+def test_namespace_enforces_baseline_pod_security(dev: Recording) -> None:
+    labels = dev.one("kubernetes:core/v1:Namespace").inputs["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "baseline"
+
+
+# --- the prod stack ----------------------------------------------------------------------------
+
+
+def test_prod_cluster_is_standard_hardened_and_protected(prod: Recording) -> None:
+    cluster = prod.one(CLUSTER)
+    inputs = cluster.inputs
+    assert inputs["removeDefaultNodePool"] is True, "the default pool runs as the default SA"
+    assert inputs["workloadIdentityConfig"]["workloadPool"] == "acme-ml-prod.svc.id.goog"
+    assert inputs["enableShieldedNodes"] is True
+    assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True
+    assert inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"][0]["cidrBlock"] == (
+        "203.0.113.0/24"
+    )
+    assert inputs["deletionProtection"] is True and cluster.protect, (
+        "prod must survive an accidental `pulumi destroy`"
+    )
+    assert inputs["releaseChannel"] == {"channel": "STABLE"}
+
+
+def test_private_nodes_get_cloud_nat_to_pull_public_images(prod: Recording) -> None:
+    nat = prod.one("gcp:compute/routerNat:RouterNat").inputs
+    assert nat["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+
+
+def test_prod_gpu_pool_scales_between_one_and_four_over_two_zones(prod: Recording) -> None:
+    (pool,) = _gpu_pools(prod)
+    inputs = pool.inputs
+    assert inputs["autoscaling"]["totalMinNodeCount"] == 1
+    assert inputs["autoscaling"]["totalMaxNodeCount"] == 4
+    assert inputs["nodeLocations"] == ["us-central1-a", "us-central1-b"]
+    assert inputs["nodeConfig"]["resourceLabels"]["gke-gpu-min-nodes-reason"] == (
+        "serving-latency-slo"
+    ), "a pool kept warm must say why (policy pack, billing)"
+
+
+def test_gpu_pool_carries_the_accelerator_and_driver_mode(prod: Recording) -> None:
+    node = _gpu_pools(prod)[0].inputs["nodeConfig"]
+    (accelerator,) = node["guestAccelerators"]
+    assert accelerator["type"] == "nvidia-l4" and accelerator["count"] == 1
+    assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "DEFAULT"}
+    assert node["machineType"] == "g2-standard-8" and node["spot"] is False
+
+
+def test_gpu_pool_nodes_are_hardened(prod: Recording) -> None:
+    node = _gpu_pools(prod)[0].inputs["nodeConfig"]
+    assert node["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+    assert node["shieldedInstanceConfig"]["enableSecureBoot"] is True
+    assert node["serviceAccount"].startswith("gpu-prod-nodes@"), "not the default compute SA"
+    assert "taints" not in node, (
+        "GKE adds the nvidia.com/gpu taint itself; declaring it makes the pool drift"
+    )
+
+
+def test_gpu_pool_is_created_after_the_system_pool_so_gke_taints_it(prod: Recording) -> None:
+    system = prod.named("gke-system")
+    component = prod.named("pool-l4")
+    assert system.urn in component.dependencies, (
+        "GKE adds the nvidia.com/gpu taint only when a non-GPU pool already exists"
+    )
+
+
+def test_gpu_pool_ignores_its_create_only_node_count(prod: Recording) -> None:
+    assert "initialNodeCount" in _gpu_pools(prod)[0].ignore_changes, (
+        "a diff on initial_node_count replaces the pool and drains every GPU node"
+    )
+
+
+def test_prod_workload_is_pinned_to_its_pool(prod: Recording) -> None:
+    selector = _pod(prod)["nodeSelector"]
+    assert selector["cloud.google.com/gke-nodepool"] == "l4"
+    assert "cloud.google.com/gke-spot" not in selector, "prod runs on on-demand capacity"
+
+
+def test_prod_load_balancer_accepts_only_the_listed_ranges(prod: Recording) -> None:
+    spec = prod.one(SERVICE).inputs["spec"]
+    assert spec["loadBalancerSourceRanges"] == ["203.0.113.0/24", "198.51.100.0/24"]
+
+
+def test_workloads_wait_for_their_node_pools(prod: Recording) -> None:
+    workload = prod.named("workload-llm")
+    pool = prod.named("pool-l4-pool")  # a component's depends_on resolves to its resources
+    assert pool.urn in workload.dependencies, (
+        "destroy must delete pods before the pool, and up must not time out on a missing pool"
+    )
+
+
+def test_system_pool_is_small_and_separate(prod: Recording) -> None:
+    system = prod.named("gke-system").inputs
+    assert system["nodeConfig"]["machineType"] == "e2-standard-2"
+    assert "guestAccelerators" not in system["nodeConfig"]
+
+
+# --- behaviours across configs -----------------------------------------------------------------
+
+
+def test_invalid_config_registers_no_resource(standard: dict[str, Any]) -> None:
+    from tools.engine import RecordingMonitor, run_program
+
+    seen: list[str] = []
+    original = RecordingMonitor.RegisterResource
+
+    def spy(self: RecordingMonitor, request: Any) -> Any:
+        if request.type != "pulumi:pulumi:Stack":  # the stack itself exists before the program
+            seen.append(request.type)
+        return original(self, request)
+
+    standard["gke-gpu:nodePools"][0]["minNodes"] = 5
+    RecordingMonitor.RegisterResource = spy  # type: ignore[method-assign]
+    try:
+        with pytest.raises(ConfigError):
+            run_program(standard)
+    finally:
+        RecordingMonitor.RegisterResource = original  # type: ignore[method-assign]
+    assert seen == [], f"a bad config must stop before any resource, registered {seen}"
+
+
+def test_secret_env_becomes_a_kubernetes_secret_and_never_appears_in_plain_text(run: Run) -> None:
+    token = "hf_super_secret_value_123"
+    config = {
+        **MINIMAL,
+        "gke-gpu:workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.6.4",
+                "secretEnv": {"HF_TOKEN": "hfToken"},
+            }
+        ],
+        "gke-gpu:hfToken": token,
+    }
+    recording = run(config, secret_keys=("gke-gpu:hfToken",))
+    secret = recording.one("kubernetes:core/v1:Secret").inputs
+    assert secret["stringData"] == SECRET_MASK, "the Secret's whole payload travels as a secret"
+    env = _pod(recording)["containers"][0]["env"]
+    assert env == [
+        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "llm-env", "key": "HF_TOKEN"}}}
+    ], "the pod reads the token from the Secret, never from its own spec"
+    dumped = json.dumps([r.inputs for r in recording.resources], default=str)
+    assert token not in dumped, "a config secret must never reach a plan in plain text"
+
+
+def test_installer_driver_deploys_googles_daemonset_for_exactly_those_pools(
+    run: Run, standard: dict[str, Any]
+) -> None:
+    standard["gke-gpu:nodePools"][0].update(driver="installer", imageType="UBUNTU_CONTAINERD")
+    recording = run(standard)
+    accelerator = _gpu_pools(recording)[0].inputs["nodeConfig"]["guestAccelerators"][0]
+    assert accelerator["gpuDriverInstallationConfig"]["gpuDriverVersion"] == "INSTALLATION_DISABLED"
+    daemonset = recording.one("kubernetes:apps/v1:DaemonSet").inputs
+    assert daemonset["metadata"] == {
+        "name": "nvidia-driver-installer-ubuntu",
+        "namespace": "kube-system",
+        "labels": {"k8s-app": "nvidia-driver-installer"},
+    }
+    terms = daemonset["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert all(
+        {"key": "gke-gpu/pool", "operator": "In", "values": ["l4"]} in t["matchExpressions"]
+        for t in terms
+    )
+    init = daemonset["spec"]["template"]["spec"]["initContainers"][0]
+    assert init["image"] == "gke-nvidia-installer:fixed", "Ubuntu pools need the Ubuntu installer"
+
+
+def test_default_driver_deploys_no_installer(run: Run, standard: dict[str, Any]) -> None:
+    assert run(standard).of_type("kubernetes:apps/v1:DaemonSet") == [], (
+        "GKE installs the driver itself; a second installer would fight it"
+    )
+
+
+def test_time_sharing_pool_and_its_workloads_agree(run: Run, standard: dict[str, Any]) -> None:
+    standard["gke-gpu:nodePools"][0]["sharing"] = {
+        "strategy": "TIME_SHARING",
+        "maxClientsPerGpu": 4,
+    }
+    recording = run(standard)
+    accelerator = _gpu_pools(recording)[0].inputs["nodeConfig"]["guestAccelerators"][0]
+    assert accelerator["gpuSharingConfig"] == {
+        "gpuSharingStrategy": "TIME_SHARING",
+        "maxSharedClientsPerGpu": 4,
+    }
+    selector = _pod(recording)["nodeSelector"]
+    assert selector["cloud.google.com/gke-gpu-sharing-strategy"] == "time-sharing"
+    assert selector["cloud.google.com/gke-max-shared-clients-per-gpu"] == "4"
+
+
+def test_statefulset_gets_its_volume_claim_and_headless_service(run: Run) -> None:
+    config = {
+        **MINIMAL,
+        "gke-gpu:workloads": [
+            {
+                "name": "notebook",
+                "kind": "StatefulSet",
+                "image": "tensorflow/tensorflow:2.17.0-gpu-jupyter",
+                "gpu": {"type": "nvidia-tesla-t4"},
+                "port": 8888,
+                "storage": {"size": "100Gi", "mountPath": "/tf"},
+                "expose": {"port": 80},
+            }
+        ],
+    }
+    recording = run(config)
+    statefulset = recording.one("kubernetes:apps/v1:StatefulSet").inputs["spec"]
+    (claim,) = statefulset["volumeClaimTemplates"]
+    assert claim["spec"]["resources"]["requests"]["storage"] == "100Gi"
+    mounts = statefulset["template"]["spec"]["containers"][0]["volumeMounts"]
+    assert {"name": "data", "mountPath": "/tf"} in mounts
+    assert statefulset["serviceName"] == "notebook-headless"
+
+
+def test_job_runs_to_completion_without_probes(run: Run) -> None:
+    config = {
+        **MINIMAL,
+        "gke-gpu:workloads": [
+            {
+                "name": "vector-add",
+                "kind": "Job",
+                "image": "nvidia/samples:vectoradd-cuda12.5.0",
+                "port": None,
+            }
+        ],
+    }
+    recording = run(config)
+    job = recording.one("kubernetes:batch/v1:Job").inputs["spec"]
+    pod = job["template"]["spec"]
+    assert pod["restartPolicy"] == "Never" and job["backoffLimit"] == 3
+    assert "readinessProbe" not in pod["containers"][0]
+    assert recording.of_type(SERVICE) == [] and "url" not in recording.stack_outputs
+
+
+# --- update safety -----------------------------------------------------------------------------
+
+INFRA = (CLUSTER, NODE_POOL, PROVIDER, "gcp:serviceaccount/account:Account")
+
+
+def _inputs_by_urn(recording: Recording, types: tuple[str, ...]) -> dict[str, Any]:
+    return {r.urn: r.inputs for r in recording.resources if r.type in types}
+
+
+def test_editing_only_a_workload_leaves_cluster_pools_and_provider_unchanged(
+    run: Run, standard: dict[str, Any]
+) -> None:
+    before = run(copy.deepcopy(standard))
+    workload = standard["gke-gpu:workloads"][0]
+    workload.update(image="vllm/vllm-openai:v0.6.5", replicas=3, env={"LOG_LEVEL": "debug"})
+    after = run(standard)
+    assert _inputs_by_urn(after, INFRA) == _inputs_by_urn(before, INFRA), (
+        "a workload edit must never touch the cluster, its pools or the provider"
+    )
+    assert after.one(DEPLOYMENT).inputs != before.one(DEPLOYMENT).inputs, "the edit must land"
+
+
+def test_running_the_program_twice_gives_identical_inputs(run: Run) -> None:
+    config = stack_config("prod")
+    first, second = run(config, stack="prod"), run(config, stack="prod")
+    # Registration order is asynchronous; what must not vary is each resource's inputs.
+    assert {r.urn: r.inputs for r in first.resources} == {
+        r.urn: r.inputs for r in second.resources
+    }, "non-deterministic inputs would show a diff on every `pulumi up`"

@@ -236,7 +236,8 @@ def gpu_containers_set_gpu_limits(
                 "request or make it equal to the limit."
             )
     accelerator = _get(pod, "nodeSelector", ACCELERATOR_LABEL)
-    if accelerator is not None and not limited:
+    # A container that requests GPUs without a limit was reported above; once is enough.
+    if accelerator is not None and not limited and not problems:
         names = ", ".join(where for where, _ in containers(pod)) or "none"
         problems.append(
             f"{label}: the pod selects GPU nodes (nodeSelector {ACCELERATOR_LABEL}: "
@@ -331,7 +332,7 @@ def image_problem(image: str) -> str | None:
     # The tag follows the last ':' of the last path part, so a registry port is not a tag.
     _, _, tag = name.rpartition("/")[2].partition(":")
     if not tag:
-        return "has no tag, so it means :latest"
+        return "has no tag (Kubernetes pulls :latest)"
     if tag == "latest":
         return 'uses the tag "latest"'
     return None
@@ -359,8 +360,8 @@ def no_latest_or_untagged_images(
         problem = image_problem(image)
         if problem is not None:
             problems.append(
-                f'{label}: {where} image "{image}" {problem}, so what runs can change without '
-                "a deploy. Pin a version tag or a digest (gke-gpu: workloads[].image, e.g. "
+                f'{label}: {where} image "{image}" {problem}: what runs can change without a '
+                "deploy. Pin a version tag or a digest (gke-gpu: workloads[].image, e.g. "
                 "vllm/vllm-openai:v0.6.4)."
             )
     return problems

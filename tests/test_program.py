@@ -290,7 +290,7 @@ def test_secret_env_becomes_a_kubernetes_secret_and_never_appears_in_plain_text(
     }
     recording = run(config, secret_keys=("gke-gpu:hfToken",))
     secret = recording.one("kubernetes:core/v1:Secret").inputs
-    assert secret["stringData"] == SECRET_MASK, "the Secret's whole payload travels as a secret"
+    assert secret["stringData"] == {"HF_TOKEN": SECRET_MASK}, "the token travels as a secret"
     env = _pod(recording)["containers"][0]["env"]
     assert env == [
         {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "llm-env", "key": "HF_TOKEN"}}}

@@ -77,15 +77,22 @@ def is_secret(value: Any) -> bool:
     return rpc.is_rpc_secret(value)
 
 
-def mask_secrets(value: Any) -> Any:
-    """Replace every secret (wrapped by the engine's secret signature) with SECRET_MASK."""
+def mask_secrets(value: Any, inside_secret: bool = False) -> Any:
+    """Replace every secret value with SECRET_MASK, keeping the shape of secret maps and lists.
+
+    Keys of a secret map (e.g. env var names in a Secret's stringData) are not secret, and
+    keeping them lets masked manifests still validate against the Kubernetes schema.
+    """
     if rpc.is_rpc_secret(value):
-        return SECRET_MASK
+        return mask_secrets(rpc.unwrap_rpc_secret(value), inside_secret=True)
     if isinstance(value, Mapping):
-        return {k: mask_secrets(v) for k, v in value.items()}
+        return {k: mask_secrets(v, inside_secret) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [mask_secrets(v) for v in value]
-    return value
+        return [mask_secrets(v, inside_secret) for v in value]
+    if inside_secret:
+        return SECRET_MASK
+    # The engine's wire format (protobuf Struct) carries every number as a double.
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def unwrap_secrets(value: Any) -> Any:

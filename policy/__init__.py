@@ -1,0 +1,1 @@
+"""gke-gpu's CrossGuard policy pack; its rules (policy.rules) import without pulumi_policy."""

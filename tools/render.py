@@ -1,0 +1,345 @@
+"""The offline plan: `python -m tools.render <stack>` shows what `pulumi up` would create.
+
+It needs neither the Pulumi CLI nor a cloud account: it reads Pulumi.<stack>.yaml (secure values
+become placeholders, never decrypted), runs the real __main__.py against a recording engine,
+writes build/<stack>/{plan.json,manifests.yaml,graph.md}, prints a summary, and validates every
+Kubernetes object against the Kubernetes OpenAPI schema and every resource against the policy
+pack. Exit 0: clean; 1: a schema or mandatory policy failure; 2: the config is invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tools.engine import (
+    CONTROL_PLANE_IP,
+    LOAD_BALANCER_IP,
+    ROOT,
+    SECRET_MASK,
+    Recording,
+    Registration,
+    run_program,
+)
+
+# The Kubernetes minor version whose OpenAPI schema the manifests are checked against. GKE's
+# release channels move; pass the cluster's own version with --kubernetes-version.
+DEFAULT_KUBERNETES_VERSION = "1.33"
+EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
+# libyaml's emitter when PyYAML was built with it (it is, on PyPI's wheels): 10x faster.
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+# Values the recording engine makes up for what only the cloud computes.
+MOCKED_VALUES = (LOAD_BALANCER_IP, CONTROL_PLANE_IP)
+
+
+@dataclass
+class Plan:
+    stack: str
+    recording: Recording
+    secret_keys: tuple[str, ...]
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_stack_file(path: Path) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Config of a stack file with every `secure:` value replaced by a placeholder."""
+    document = yaml.safe_load(path.read_text()) or {}
+    config: dict[str, Any] = {}
+    secret_keys: list[str] = []
+    for key, value in (document.get("config") or {}).items():
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            config[key] = f"<secret {key}>"
+            secret_keys.append(key)
+        else:
+            config[key] = value
+    return config, tuple(secret_keys)
+
+
+def render(stack: str, stack_file: Path | None = None) -> Plan:
+    """Run the program for a stack; raises ConfigError when the config is invalid."""
+    config, secret_keys = read_stack_file(stack_file or ROOT / f"Pulumi.{stack}.yaml")
+    recording = run_program(config, stack=stack, secret_keys=secret_keys)
+    return Plan(stack=stack, recording=recording, secret_keys=secret_keys)
+
+
+# --- artifacts ---------------------------------------------------------------------------------
+
+
+def manifest(registration: Registration) -> dict[str, Any]:
+    """The Kubernetes object as it would be applied (inputs, secrets masked)."""
+    return dict(registration.inputs)
+
+
+def kubernetes_manifests(recording: Recording) -> list[dict[str, Any]]:
+    return [
+        manifest(r)
+        for r in recording.kubernetes_objects()
+        if not r.type.startswith("pulumi:providers:")
+    ]
+
+
+def _is_computed(value: Any) -> bool:
+    text = json.dumps(value, default=str)
+    return any(mocked in text for mocked in MOCKED_VALUES)
+
+
+def plan_document(plan: Plan) -> dict[str, Any]:
+    recording = plan.recording
+    outputs = {
+        name: {
+            "value": SECRET_MASK if name in recording.secret_outputs else value,
+            "secret": name in recording.secret_outputs,
+            "computed": _is_computed(value),
+        }
+        for name, value in sorted(recording.stack_outputs.items())
+    }
+    return {
+        "stack": plan.stack,
+        "secretConfigKeys": list(plan.secret_keys),
+        "resources": [
+            {
+                "type": r.type,
+                "name": r.name,
+                "urn": r.urn,
+                "parent": r.parent or None,
+                "provider": r.provider or None,
+                "dependencies": r.dependencies,
+                "protect": r.protect,
+                "ignoreChanges": r.ignore_changes,
+                "customTimeouts": r.custom_timeouts,
+                "inputs": r.inputs,
+                "computedOutputs": r.computed,
+            }
+            for r in sorted(recording.resources, key=lambda r: r.urn)
+        ],
+        "outputs": outputs,
+        "problems": plan.problems,
+        "warnings": plan.warnings,
+    }
+
+
+def _node_id(urn: str, ids: dict[str, str]) -> str:
+    return ids.setdefault(urn, f"r{len(ids)}")
+
+
+def mermaid_graph(recording: Recording) -> str:
+    """Components as subgraphs around their resources; dotted arrows are dependencies."""
+    ids: dict[str, str] = {}
+    children: dict[str, list[Registration]] = {}
+    by_urn = {r.urn: r for r in recording.resources}
+    for r in recording.resources:
+        parent = r.parent if r.parent in by_urn else ""
+        children.setdefault(parent, []).append(r)
+    lines = ["```mermaid", "flowchart LR"]
+
+    def emit(parent: str, indent: str) -> None:
+        for r in sorted(children.get(parent, []), key=lambda r: r.urn):
+            label = f"{r.name}<br/><small>{r.type}</small>"
+            node = _node_id(r.urn, ids)
+            if r.urn in children:
+                lines.append(f'{indent}subgraph {node}["{label}"]')
+                emit(r.urn, indent + "  ")
+                lines.append(f"{indent}end")
+            else:
+                lines.append(f'{indent}{node}["{label}"]')
+
+    emit("", "  ")
+    for r in sorted(recording.resources, key=lambda r: r.urn):
+        for dependency in r.dependencies:
+            if dependency in by_urn:
+                lines.append(f"  {_node_id(r.urn, ids)} -.-> {_node_id(dependency, ids)}")
+    lines.append("```")
+    return "\n".join(lines) + "\n"
+
+
+def write_artifacts(plan: Plan, out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    files = {
+        out / "plan.json": json.dumps(plan_document(plan), indent=2, default=str) + "\n",
+        out / "manifests.yaml": yaml.dump_all(
+            kubernetes_manifests(plan.recording), Dumper=_Dumper, sort_keys=False
+        ),
+        out / "graph.md": f"# {plan.stack}: resources and dependencies\n\n"
+        + mermaid_graph(plan.recording),
+    }
+    for path, text in files.items():
+        path.write_text(text)
+    return list(files)
+
+
+# --- validation --------------------------------------------------------------------------------
+
+
+def schema_problems(manifests: Iterable[Mapping[str, Any]], version: str) -> list[str]:
+    """Each object checked against the official OpenAPI schema (strict: no unknown fields)."""
+    import kubernetes_validate  # imported here: only validation needs its schemas
+    from kubernetes_validate import utils
+
+    # The library re-reads its (multi-MB) schema JSON for every object; the files never change
+    # within a run, so read each once. Validation itself stays the library's.
+    if not hasattr(utils.schema_contents, "cache_info"):
+        utils.schema_contents = functools.lru_cache(maxsize=None)(utils.schema_contents)
+
+    problems = []
+    for obj in manifests:
+        name = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+        try:
+            kubernetes_validate.validate(_for_schema(obj), version, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            where = ".".join(str(p) for p in exc.path) or "(top)"
+            problems.append(f"{name}: {where}: {exc.message}")
+        except kubernetes_validate.SchemaNotFoundError as exc:
+            problems.append(f"{name}: no schema for {obj.get('apiVersion')} ({exc})")
+    return problems
+
+
+def _for_schema(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy in which masked secrets keep the shape the schema expects (strings)."""
+    return json.loads(json.dumps(obj))
+
+
+def policy_findings(plan: Plan) -> tuple[list[str], list[str]]:
+    """(mandatory violations, advisory ones), each naming the rule and the resource."""
+    from policy.rules import evaluate
+
+    mandatory, advisory = [], []
+    for r in plan.recording.resources:
+        for violation in evaluate(r.type, r.inputs, plan.stack):
+            line = f"[{violation.rule}] {r.type} {r.name}: {violation.message}"
+            (mandatory if violation.enforcement == "mandatory" else advisory).append(line)
+    return mandatory, advisory
+
+
+# --- summary -----------------------------------------------------------------------------------
+
+
+def _inputs(recording: Recording, type_: str) -> list[tuple[str, dict[str, Any]]]:
+    return [(r.name, r.inputs) for r in recording.of_type(type_)]
+
+
+def summary(plan: Plan) -> str:
+    rec = plan.recording
+    lines = [f"Stack {plan.stack}"]
+    clusters = _inputs(rec, "gcp:container/cluster:Cluster")
+    for _, cluster in clusters:
+        mode = "Autopilot" if cluster.get("enableAutopilot") else "Standard"
+        lines.append(
+            f"  cluster   {cluster['name']} ({mode}, {cluster['location']}, "
+            f"{cluster.get('releaseChannel', {}).get('channel', '-')} channel, deletion "
+            f"protection {'on' if cluster.get('deletionProtection', True) else 'off'})"
+        )
+    for _, pool in _inputs(rec, "gcp:container/nodePool:NodePool"):
+        node = pool.get("nodeConfig") or {}
+        for accelerator in node.get("guestAccelerators") or []:
+            scaling = pool.get("autoscaling") or {}
+            driver = (accelerator.get("gpuDriverInstallationConfig") or {}).get(
+                "gpuDriverVersion", "DEFAULT"
+            )
+            sharing = accelerator.get("gpuSharingConfig") or {}
+            extra = f", {sharing['gpuSharingStrategy']}" if sharing else ""
+            if accelerator.get("gpuPartitionSize"):
+                extra += f", MIG {accelerator['gpuPartitionSize']}"
+            lines.append(
+                f"  pool      {pool['name']}: {accelerator['count']} x {accelerator['type']} on "
+                f"{node.get('machineType')}, {scaling.get('totalMinNodeCount', 0)}-"
+                f"{scaling.get('totalMaxNodeCount', 0)} nodes, "
+                f"{'Spot' if node.get('spot') else 'on-demand'}, driver {driver}{extra}"
+            )
+    services = {
+        (svc["metadata"]["namespace"], json.dumps(svc["spec"].get("selector"), sort_keys=True)): svc
+        for _, svc in _inputs(rec, "kubernetes:core/v1:Service")
+        if svc["spec"].get("type") in ("LoadBalancer", "NodePort")
+    }
+    for kind in ("Deployment", "StatefulSet", "Job"):
+        group = "batch/v1" if kind == "Job" else "apps/v1"
+        for _, obj in _inputs(rec, f"kubernetes:{group}:{kind}"):
+            pod = obj["spec"]["template"]["spec"]
+            container = pod["containers"][0]
+            gpus = (container.get("resources") or {}).get("limits", {}).get("nvidia.com/gpu", "0")
+            gpu_type = (pod.get("nodeSelector") or {}).get("cloud.google.com/gke-accelerator", "")
+            selector = json.dumps(
+                obj["spec"].get("selector", {}).get("matchLabels"), sort_keys=True
+            )
+            svc = services.get((obj["metadata"]["namespace"], selector))
+            exposed = (
+                f", exposed on {svc['spec']['type']} port {svc['spec']['ports'][0]['port']}"
+                if svc
+                else ""
+            )
+            lines.append(
+                f"  workload  {obj['metadata']['name']} ({kind}, {container['image']}, "
+                f"{gpus} x {gpu_type or 'GPU'}{exposed})"
+            )
+    lines.append("  outputs   (values marked * are computed by the cloud at `pulumi up`)")
+    for name, entry in plan_document(plan)["outputs"].items():
+        value = "[secret]" if entry["secret"] else json.dumps(entry["value"])
+        lines.append(f"    {name} = {value}{' *' if entry['computed'] else ''}")
+    lines.append(f"  {len(rec.resources)} resources")
+    return "\n".join(lines)
+
+
+# --- command line ------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.render", description=__doc__.splitlines()[0] if __doc__ else None
+    )
+    parser.add_argument("stack", help="stack name: reads Pulumi.<stack>.yaml")
+    parser.add_argument("--out", type=Path, help="output directory (default build/<stack>)")
+    parser.add_argument("--stack-file", type=Path, help="a stack file elsewhere (examples/)")
+    parser.add_argument(
+        "--kubernetes-version",
+        default=DEFAULT_KUBERNETES_VERSION,
+        help=f"schema version to validate against (default {DEFAULT_KUBERNETES_VERSION})",
+    )
+    args = parser.parse_args(argv)
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", args.stack):
+        parser.error(f"stack name {args.stack!r} has characters a Pulumi stack cannot have")
+    stack_file = args.stack_file or ROOT / f"Pulumi.{args.stack}.yaml"
+    if not stack_file.exists():
+        parser.error(f"{stack_file} does not exist")
+
+    from components.config import ConfigError
+
+    try:
+        plan = render(args.stack, stack_file)
+    except ConfigError as exc:
+        print(f"gke-gpu: stack {args.stack}: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    plan.problems = schema_problems(kubernetes_manifests(plan.recording), args.kubernetes_version)
+    mandatory, advisory = policy_findings(plan)
+    plan.problems += mandatory
+    plan.warnings = advisory
+    out = args.out or ROOT / "build" / args.stack
+    written = write_artifacts(plan, out)
+    print(summary(plan))
+    print(
+        f"  wrote {', '.join(str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p) for p in written)}"
+    )
+    for warning in plan.warnings:
+        print(f"  advisory: {warning}")
+    if plan.problems:
+        print(f"\n{len(plan.problems)} problem(s):", file=sys.stderr)
+        for problem in plan.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return EXIT_FAILED
+    manifests = len(kubernetes_manifests(plan.recording))
+    print(
+        f"  OK: {manifests} Kubernetes objects valid against the {args.kubernetes_version} "
+        "schema (strict); no mandatory policy violated"
+    )
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -323,9 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out or ROOT / "build" / args.stack
     written = write_artifacts(plan, out)
     print(summary(plan))
-    print(
-        f"  wrote {', '.join(str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p) for p in written)}"
-    )
+    shown = [str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p) for p in written]
+    print(f"  wrote {', '.join(shown)}")
     for warning in plan.warnings:
         print(f"  advisory: {warning}")
     if plan.problems:

@@ -1,0 +1,164 @@
+"""The offline plan: what `python -m tools.render <stack>` writes, prints and refuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tools import render
+
+SECRET_TOKEN = "v1:ZXhhbXBsZS1jaXBoZXJ0ZXh0LW5vdC1hLXJlYWwtdG9rZW4="
+
+
+def _write_stack(tmp_path: Path, name: str, config: dict[str, Any]) -> Path:
+    path = tmp_path / f"Pulumi.{name}.yaml"
+    path.write_text(yaml.safe_dump({"config": config}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def dev_plan(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    out = tmp_path_factory.mktemp("dev")
+    return render.main(["dev", "--out", str(out)]), out
+
+
+def test_dev_stack_renders_clean(dev_plan: tuple[int, Path]) -> None:
+    code, out = dev_plan
+    assert code == render.EXIT_OK, "the dev stack must pass schema and policy checks"
+    assert sorted(p.name for p in out.iterdir()) == ["graph.md", "manifests.yaml", "plan.json"]
+
+
+def test_plan_lists_every_resource_with_what_a_reviewer_needs(dev_plan: tuple[int, Path]) -> None:
+    plan = json.loads((dev_plan[1] / "plan.json").read_text())
+    types = {r["type"] for r in plan["resources"]}
+    assert {"gcp:container/cluster:Cluster", "kubernetes:apps/v1:Deployment"} <= types
+    deployment = next(r for r in plan["resources"] if r["type"] == "kubernetes:apps/v1:Deployment")
+    assert set(deployment) >= {
+        "type", "name", "urn", "parent", "provider", "dependencies", "protect",
+        "ignoreChanges", "customTimeouts", "inputs",
+    }  # fmt: skip
+    assert deployment["customTimeouts"]["create"] == "40m"
+    assert deployment["parent"].endswith("GpuWorkload::workload-llm")
+
+
+def test_plan_marks_outputs_only_the_cloud_can_know(dev_plan: tuple[int, Path]) -> None:
+    outputs = json.loads((dev_plan[1] / "plan.json").read_text())["outputs"]
+    assert outputs["externalIp"]["computed"] is True, "the IP is a placeholder until `pulumi up`"
+    assert outputs["clusterName"]["computed"] is False
+    assert outputs["kubeconfig"] == {"value": "[secret]", "secret": True, "computed": True}
+
+
+def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, Path]) -> None:
+    documents = list(yaml.safe_load_all((dev_plan[1] / "manifests.yaml").read_text()))
+    assert sorted((d["apiVersion"], d["kind"]) for d in documents) == [
+        ("apps/v1", "Deployment"),
+        ("v1", "Namespace"),
+        ("v1", "Service"),
+    ], "the dev stack applies a namespace, the model server and its Service"
+    service = next(d for d in documents if d["kind"] == "Service")
+    assert service["spec"]["ports"][0]["port"] == 80, "ports must stay integers in the YAML"
+
+
+def test_graph_draws_components_around_their_resources(dev_plan: tuple[int, Path]) -> None:
+    graph = (dev_plan[1] / "graph.md").read_text()
+    assert "```mermaid" in graph and "flowchart LR" in graph
+    assert "subgraph" in graph and "gke-gpu:index:GkeCluster" in graph
+    assert "-.->" in graph, "dependencies are drawn"
+
+
+def test_summary_shows_pools_workloads_and_outputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert render.main(["prod", "--out", str(tmp_path)]) == render.EXIT_OK
+    printed = capsys.readouterr().out
+    assert "pool      l4: 1 x nvidia-l4 on g2-standard-8, 1-4 nodes, on-demand, driver DEFAULT" in (
+        printed
+    )
+    assert "workload  llm (Deployment, vllm/vllm-openai:v0.6.4, 1 x nvidia-l4, exposed on " in (
+        printed
+    )
+    assert 'url = "http://203.0.113.10" *' in printed, "computed outputs carry a star"
+
+
+def test_secure_values_become_placeholders_and_never_reach_the_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = {
+        "gcp:project": "acme",
+        "gcp:region": "us-central1",
+        "gke-gpu:hfToken": {"secure": SECRET_TOKEN},
+        "gke-gpu:workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.6.4",
+                "secretEnv": {"HF_TOKEN": "hfToken"},
+            }
+        ],
+    }
+    stack_file = _write_stack(tmp_path, "sec", config)
+    code = render.main(["sec", "--stack-file", str(stack_file), "--out", str(tmp_path / "out")])
+    assert code == render.EXIT_OK
+    written = "".join(p.read_text() for p in (tmp_path / "out").iterdir())
+    written += capsys.readouterr().out
+    assert SECRET_TOKEN not in written, "the ciphertext is never copied into a plan"
+    assert "<secret gke-gpu:hfToken>" not in written, "even the placeholder is masked"
+    manifests = list(yaml.safe_load_all((tmp_path / "out" / "manifests.yaml").read_text()))
+    secret = next(d for d in manifests if d["kind"] == "Secret")
+    assert secret["stringData"] == {"HF_TOKEN": "[secret]"}
+
+
+def test_invalid_config_exits_2_listing_every_problem_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = {
+        "gcp:project": "acme",
+        "gcp:region": "us-central1",
+        "gke-gpu:cluster": {"mode": "standard"},
+        "gke-gpu:nodePools": [{"name": "t4", "gpu": {"type": "nvidia-tesla-k80"}, "minNodes": 2}],
+    }
+    stack_file = _write_stack(tmp_path, "bad", config)
+    assert render.main(["bad", "--stack-file", str(stack_file)]) == render.EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert "nodePools[0].gpu.type: 'nvidia-tesla-k80' is no longer offered" in err
+    assert "nodePools[0].minNodes: 2 is more than maxNodes (1)" in err
+    assert "Traceback" not in err
+
+
+def test_mandatory_policy_violation_exits_1_naming_the_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = {
+        **{
+            k: v
+            for k, v in yaml.safe_load((ROOT / "Pulumi.prod.yaml").read_text())["config"].items()
+        },
+    }
+    config["gke-gpu:workloads"][0]["expose"] = {"port": 80}  # open to the internet
+    stack_file = _write_stack(tmp_path, "prod-eu", config)
+    code = render.main(["prod-eu", "--stack-file", str(stack_file), "--out", str(tmp_path / "o")])
+    assert code == render.EXIT_FAILED, "an unrestricted prod LoadBalancer must fail the plan"
+    assert "[load-balancers-restricted-in-prod]" in capsys.readouterr().err
+
+
+def test_schema_problems_name_the_object_and_the_field() -> None:
+    bad = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "x"},
+        "spec": {"selector": {}, "template": {}, "replicass": 2},
+    }
+    (problem,) = render.schema_problems([bad], render.DEFAULT_KUBERNETES_VERSION)
+    assert problem.startswith("Deployment/x: spec:") and "replicass" in problem, (
+        "strict validation catches misspelled fields the API server would silently drop"
+    )
+
+
+def test_every_stack_file_renders_clean(tmp_path: Path) -> None:
+    for stack_file in sorted(ROOT.glob("Pulumi.*.yaml")):
+        stack = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        assert render.main([stack, "--out", str(tmp_path / stack)]) == render.EXIT_OK, stack

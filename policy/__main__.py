@@ -17,7 +17,7 @@ from pulumi_policy import (
 if __package__:
     from .rules import RULES, Rule, stack_from_urn
 else:
-    from rules import RULES, Rule, stack_from_urn  # type: ignore[import-not-found,no-redef]
+    from rules import RULES, Rule, stack_from_urn
 
 PACK_NAME = "gke-gpu-policies"
 LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.ADVISORY}
@@ -48,4 +48,4 @@ def build_policies() -> list[ResourceValidationPolicy]:
 # Constructing a PolicyPack starts the analyzer's gRPC server and never returns, so only the
 # run that Pulumi starts does it.
 if __name__ == "__main__":
-    PolicyPack(name=PACK_NAME, policies=list(build_policies()))
+    PolicyPack(name=PACK_NAME, policies=build_policies())

@@ -6,11 +6,13 @@ import copy
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
+import yaml
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import PolicyCustomTimeouts, PolicyResourceOptions, ResourceValidationArgs
@@ -700,3 +702,15 @@ def test_the_pack_starts_as_pulumi_runs_it_and_reports_violations(
     response = analyzer.Analyze(request, timeout=30)
     assert [d.policyName for d in response.diagnostics] == ["no-latest-or-untagged-images"]
     assert 'container "llm" image "app:latest"' in response.diagnostics[0].message
+
+
+def test_the_pack_manifest_runs_python_from_the_packs_own_venv() -> None:
+    manifest = yaml.safe_load((POLICY_DIR / "PulumiPolicy.yaml").read_text())
+    assert manifest["runtime"]["name"] == "python"
+    assert manifest["runtime"]["options"]["virtualenv"] == "venv", (
+        "README.md tells users to create policy/venv; the manifest must point at it"
+    )
+    requirements = (POLICY_DIR / "requirements.txt").read_text().split()
+    assert f"pulumi-policy=={version('pulumi-policy')}" in requirements, (
+        "the tests must run against the pulumi-policy the pack pins"
+    )

@@ -52,7 +52,9 @@ def node_selector(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
     """Node labels a GPU pod must match to land on the right GPU capacity in each mode."""
     selector: dict[str, str] = {}
     pool = w.node_pool
-    if w.gpu_type is not None:
+    # GKE labels GPU nodes with their accelerator; other clusters use their own labels
+    # (workloads[].nodeSelector), so the GKE label would match no node there.
+    if w.gpu_type is not None and mode != "existing":
         selector[ACCELERATOR_LABEL] = w.gpu_type
     if mode == "autopilot" and w.spot:
         selector[SPOT_LABEL] = "true"
@@ -162,6 +164,17 @@ def pod_spec(
     selector = node_selector(mode, w)
     if selector:
         spec["nodeSelector"] = selector
+    if w.replicas > 1 and w.kind != "Job":
+        # Replicas prefer different zones, so one zone's outage or stockout leaves the service
+        # up; "ScheduleAnyway" never holds a pod back when only one zone has a free GPU.
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": selector_labels(w.name)},
+            }
+        ]
     if w.kind == "Job":
         spec["restartPolicy"] = "Never"
     return spec

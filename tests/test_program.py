@@ -232,6 +232,18 @@ def test_prod_workload_is_pinned_to_its_pool(prod: Recording) -> None:
     assert "cloud.google.com/gke-spot" not in selector, "prod runs on on-demand capacity"
 
 
+def test_prod_replicas_prefer_different_zones(prod: Recording) -> None:
+    (spread,) = _pod(prod)["topologySpreadConstraints"]
+    assert spread["topologyKey"] == "topology.kubernetes.io/zone"
+    assert spread["whenUnsatisfiable"] == "ScheduleAnyway", (
+        "a hard spread would leave a replica Pending when only one zone has a free GPU"
+    )
+
+
+def test_single_replica_has_no_spread_constraint(dev: Recording) -> None:
+    assert "topologySpreadConstraints" not in _pod(dev)
+
+
 def test_prod_load_balancer_accepts_only_the_listed_ranges(prod: Recording) -> None:
     spec = prod.one(SERVICE).inputs["spec"]
     assert spec["loadBalancerSourceRanges"] == ["203.0.113.0/24", "198.51.100.0/24"]

@@ -1,48 +1,73 @@
-"""gke-gpu: a GPU service on GKE from one `pulumi up` (composition only)."""
+"""gke-gpu: a GPU service on GKE, or on an existing cluster, from one `pulumi up` (composition)."""
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.cluster import GkeCluster, GkeClusterArgs
-from components.config import NAMESPACE, from_pulumi
+from components.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster, GkeClusterArgs
+from components.config import NAMESPACE, ExistingClusterConfig, from_pulumi
+from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.driver import NvidiaDriverInstaller, NvidiaDriverInstallerArgs, installer_pools
 from components.nodepool import GpuNodePool, GpuNodePoolArgs
-from components.service import LoadBalancerService, LoadBalancerServiceArgs
+from components.service import LoadBalancerService, LoadBalancerServiceArgs, node_port_endpoint
 from components.workload import GpuWorkload, GpuWorkloadArgs
 
 config = from_pulumi()
 secrets = pulumi.Config(NAMESPACE)
 
-cluster = GkeCluster(
-    "gke",
-    GkeClusterArgs(project=config.project, region=config.region, cluster=config.cluster),
-)
-k8s_opts = pulumi.ResourceOptions(providers=[cluster.provider])
-
-pools = [
-    GpuNodePool(
-        f"pool-{pool.name}",
-        GpuNodePoolArgs(
-            project=config.project,
-            location=config.cluster.location,
-            cluster_name=cluster.name,
-            service_account=cluster.node_service_account,
-            pool=pool,
+# The cluster and its GPU capacity: workloads wait for `gpu_capacity`, so their pods are created
+# once GPUs are there (node pools and drivers on GKE; the device plugin on an existing cluster).
+cluster: GkeCluster | ExistingCluster
+gpu_capacity: list[pulumi.Resource]
+if isinstance(config.cluster, ExistingClusterConfig):
+    cluster = ExistingCluster(
+        "existing",
+        ExistingClusterArgs(
+            cluster=config.cluster,
+            kubeconfig=(
+                secrets.require_secret(config.cluster.kubeconfig)
+                if config.cluster.kubeconfig
+                else None
+            ),
         ),
-        # GKE taints a GPU pool's nodes (nvidia.com/gpu) only when a non-GPU pool already
-        # exists, so GPU pools are created after the system pool.
-        opts=pulumi.ResourceOptions(parent=cluster, depends_on=cluster.system_pools),
     )
-    for pool in config.node_pools
-]
-installers = [
-    NvidiaDriverInstaller(
-        f"driver-{image_type.split('_')[0].lower()}",
-        NvidiaDriverInstallerArgs(image_type=image_type, pools=pool_names),
-        opts=k8s_opts,
+    gpu_capacity = [
+        NvidiaDevicePlugin(
+            "device-plugin",
+            NvidiaDevicePluginArgs(plugin=config.cluster.device_plugin),
+            opts=pulumi.ResourceOptions(providers=[cluster.provider]),
+        )
+    ]
+else:
+    cluster = GkeCluster(
+        "gke",
+        GkeClusterArgs(project=config.project, region=config.region, cluster=config.cluster),
     )
-    for image_type, pool_names in installer_pools(config.node_pools).items()
-]
+    pools = [
+        GpuNodePool(
+            f"pool-{pool.name}",
+            GpuNodePoolArgs(
+                project=config.project,
+                location=config.cluster.location,
+                cluster_name=cluster.name,
+                service_account=cluster.node_service_account,
+                pool=pool,
+            ),
+            # GKE taints a GPU pool's nodes (nvidia.com/gpu) only when a non-GPU pool already
+            # exists, so GPU pools are created after the system pool.
+            opts=pulumi.ResourceOptions(parent=cluster, depends_on=cluster.system_pools),
+        )
+        for pool in config.node_pools
+    ]
+    installers = [
+        NvidiaDriverInstaller(
+            f"driver-{image_type.split('_')[0].lower()}",
+            NvidiaDriverInstallerArgs(image_type=image_type, pools=pool_names),
+            opts=pulumi.ResourceOptions(providers=[cluster.provider]),
+        )
+        for image_type, pool_names in installer_pools(config.node_pools).items()
+    ]
+    gpu_capacity = [*pools, *installers]
+k8s_opts = pulumi.ResourceOptions(providers=[cluster.provider])
 
 namespace = k8s.core.v1.Namespace(
     "namespace",
@@ -59,7 +84,8 @@ namespace = k8s.core.v1.Namespace(
     opts=k8s_opts,
 )
 
-endpoints: dict[str, pulumi.Output[str | None]] = {}
+endpoints: dict[str, pulumi.Input[str | None]] = {}
+load_balancers: list[LoadBalancerService] = []
 for w in config.workloads:
     workload = GpuWorkload(
         f"workload-{w.name}",
@@ -69,7 +95,7 @@ for w in config.workloads:
             workload=w,
             secret_values={env: secrets.require_secret(key) for env, key in w.secret_env},
         ),
-        opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[*pools, *installers]),
+        opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=gpu_capacity),
     )
     if w.expose is not None and workload.port is not None:
         service = LoadBalancerService(
@@ -85,12 +111,19 @@ for w in config.workloads:
             ),
             opts=k8s_opts,
         )
-        endpoints[w.name] = service.url
-        if len(endpoints) == 1:
-            pulumi.export("externalIp", service.external_ip)
-            pulumi.export("url", service.url)
+        if w.expose.type == "LoadBalancer":
+            endpoints[w.name] = service.url
+            load_balancers.append(service)
+        else:
+            endpoints[w.name] = service.node_port.apply(
+                lambda port, name=w.name: node_port_endpoint(config.namespace, name, port)
+            )
 
+if load_balancers:
+    pulumi.export("externalIp", load_balancers[0].external_ip)
+    pulumi.export("url", load_balancers[0].url)
 pulumi.export("clusterName", cluster.name)
 pulumi.export("clusterMode", config.cluster.mode)
-pulumi.export("kubeconfig", cluster.kubeconfig)
+if cluster.kubeconfig is not None:  # a context of the ambient kubeconfig exports no credentials
+    pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("endpoints", endpoints)

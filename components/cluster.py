@@ -1,4 +1,4 @@
-"""GkeCluster: a Standard or Autopilot GKE cluster, its node identity, kubeconfig and provider."""
+"""The cluster: GkeCluster builds one on GKE; ExistingCluster only connects to one."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.config import ClusterConfig
+from components.config import ClusterConfig, ExistingClusterConfig
 
 # Least-privilege node identity: Google's "Use least privilege IAM service accounts" guide
 # (cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa)
@@ -260,3 +260,55 @@ def _autopilot_args(node_sa: pulumi.Output[str]) -> dict[str, Any]:
             )
         ),
     }
+
+
+@dataclass(frozen=True)
+class ExistingClusterArgs:
+    cluster: ExistingClusterConfig
+    kubeconfig: pulumi.Input[str] | None = None
+    """The kubeconfig stored in the secret config key cluster.kubeconfig names (a secret)."""
+
+
+def existing_cluster_identifier(cluster: ExistingClusterConfig) -> str:
+    """What identifies the target cluster to the provider: the config key or context name.
+
+    The kubeconfig's content changes whenever its credentials are rotated; tied to the content,
+    the provider (and every object deployed through it) would be replaced on each rotation.
+    Pointing the stack at another cluster means naming another key or context.
+    """
+    if cluster.kubeconfig is not None:
+        return f"existing/kubeconfig/{cluster.kubeconfig}"
+    return f"existing/context/{cluster.context}"
+
+
+class ExistingCluster(pulumi.ComponentResource):
+    """A cluster this stack does not manage (kubeadm, another cloud): only a provider for it."""
+
+    name: pulumi.Output[str]
+    """The kubeconfig context deployed to, or 'existing' when a kubeconfig secret is used."""
+    kubeconfig: pulumi.Output[str] | None
+    """The kubeconfig from config (secret); None when a context of the ambient one is used."""
+    provider: k8s.Provider
+    """The Kubernetes provider for everything deployed into the cluster."""
+
+    def __init__(
+        self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gke-gpu:index:ExistingCluster", name, None, opts)
+        cfg = args.cluster
+        if (args.kubeconfig is None) == (cfg.context is None):
+            raise ValueError("ExistingClusterArgs: give a kubeconfig or a context (config rule)")
+        self.kubeconfig = (
+            pulumi.Output.secret(args.kubeconfig) if args.kubeconfig is not None else None
+        )
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            context=cfg.context,
+            cluster_identifier=existing_cluster_identifier(cfg),
+            # No delete_unreachable: the cluster outlives the stack, and an outage (VPN down)
+            # must not drop the objects deployed in it from state.
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.name = pulumi.Output.from_input(cfg.name)
+        self.register_outputs({"name": self.name, "kubeconfig": self.kubeconfig})

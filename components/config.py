@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import pulumi
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -41,6 +41,19 @@ Mode = Literal["standard", "autopilot", "existing"]
 Driver = Literal["default", "latest", "installer"]
 ImageType = Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"]
 Kind = Literal["Deployment", "StatefulSet", "Job"]
+DevicePluginType = Literal["static", "gpu-operator", "none"]
+DEVICE_PLUGIN_TYPES: tuple[DevicePluginType, ...] = get_args(DevicePluginType)
+# cluster keys that configure a GKE cluster: on an existing cluster they would do nothing.
+GKE_ONLY_CLUSTER_KEYS = (
+    "name",
+    "location",
+    "releaseChannel",
+    "deletionProtection",
+    "masterAuthorizedNetworks",
+    "privateNodes",
+    "systemPool",
+)
+KUBECONFIG_FIX = 'pulumi config set --secret {ns}:{key} "$(cat ~/.kube/config)"'
 
 GkeName = Annotated[str, StringConstraints(pattern=GKE_NAME)]
 K8sName = Annotated[str, StringConstraints(pattern=K8S_NAME)]
@@ -94,6 +107,16 @@ class ClusterSpec(_Model):
     system_pool: SystemPoolSpec = SystemPoolSpec()
     kubeconfig: str | None = None
     context: str | None = None
+
+
+class DevicePluginSharingSpec(_Model):
+    replicas: Annotated[int, Field(ge=2)]
+
+
+class DevicePluginSpec(_Model):
+    type: DevicePluginType = "static"
+    sharing: DevicePluginSharingSpec | None = None
+    install_driver: bool | None = None
 
 
 class SharingSpec(_Model):
@@ -160,21 +183,26 @@ class WorkloadSpec(_Model):
     backoff_limit: Annotated[int, Field(ge=0, le=100)] = 3
 
 
-def default_workloads() -> list[dict[str, Any]]:
-    """The workload a stack gets when it names none: an OpenAI-compatible vLLM server on 1 L4."""
-    return [
-        {
-            "name": "llm",
-            "kind": "Deployment",
-            "image": DEFAULT_IMAGE,
-            "gpu": {"type": "nvidia-l4", "count": 1},
-            "spot": True,
-            "args": ["--model", DEFAULT_MODEL, "--max-model-len", "4096"],
-            "port": 8000,
-            "probe": {"path": "/health"},
-            "expose": {"port": 80},
-        }
-    ]
+def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:
+    """The workload a stack gets when it names none: an OpenAI-compatible vLLM server on 1 GPU.
+
+    On GKE it asks for one L4 on Spot; an existing cluster has neither GKE accelerator labels
+    nor Spot nodes, so there it asks for one GPU of whatever kind the cluster has.
+    """
+    gke = mode != "existing"
+    workload: dict[str, Any] = {
+        "name": "llm",
+        "kind": "Deployment",
+        "image": DEFAULT_IMAGE,
+        "gpu": {"type": "nvidia-l4", "count": 1} if gke else {"count": 1},
+        "args": ["--model", DEFAULT_MODEL, "--max-model-len", "4096"],
+        "port": 8000,
+        "probe": {"path": "/health"},
+        "expose": {"port": 80},
+    }
+    if gke:
+        workload["spot"] = True
+    return [workload]
 
 
 # --- the resolved shape (what components receive) ----------------------------------------------
@@ -191,6 +219,36 @@ class ClusterConfig:
     private_nodes: bool
     system_machine_type: str
     system_nodes: int
+
+
+@dataclass(frozen=True)
+class DevicePluginConfig:
+    """How an existing cluster's GPUs become schedulable as nvidia.com/gpu."""
+
+    type: DevicePluginType
+    """static: NVIDIA's device plugin DaemonSet; gpu-operator: the NVIDIA GPU Operator;
+    none: the cluster already advertises nvidia.com/gpu."""
+    sharing_replicas: int | None
+    """Time-slicing: each physical GPU is advertised as this many nvidia.com/gpu (None: off)."""
+    install_driver: bool
+    """gpu-operator: the operator installs the NVIDIA driver (its driver.enabled value)."""
+
+
+@dataclass(frozen=True)
+class ExistingClusterConfig:
+    """A cluster this stack does not manage: only a provider for it is built."""
+
+    kubeconfig: str | None
+    """Name of the secret config key (namespace gke-gpu) holding the cluster's kubeconfig."""
+    context: str | None
+    """A context of the ambient kubeconfig (KUBECONFIG or ~/.kube/config)."""
+    device_plugin: DevicePluginConfig
+    mode: Literal["existing"] = "existing"
+
+    @property
+    def name(self) -> str:
+        """What the clusterName output shows: the context, or 'existing' for a kubeconfig."""
+        return self.context or "existing"
 
 
 @dataclass(frozen=True)
@@ -271,10 +329,12 @@ class WorkloadConfig:
 @dataclass(frozen=True)
 class StackConfig:
     project: str
+    """gcp:project; empty in existing mode, which creates no Google Cloud resource."""
     region: str
+    """gcp:region; empty in existing mode."""
     stack: str
     namespace: str
-    cluster: ClusterConfig
+    cluster: ClusterConfig | ExistingClusterConfig
     node_pools: tuple[NodePoolConfig, ...]
     workloads: tuple[WorkloadConfig, ...]
     secrets: tuple[str, ...] = field(default=())
@@ -514,7 +574,8 @@ def _workload_problems(
     broken_pool_gpus: frozenset[str] = frozenset(),
 ) -> tuple[list[str], NodePoolConfig | None]:
     path = f"workloads[{i}]"
-    problems = _gpu_type_problems(f"{path}.gpu.type", w.gpu.type)
+    # On an existing cluster gpu.type is rejected outright (_existing_workload_problems).
+    problems = [] if mode == "existing" else _gpu_type_problems(f"{path}.gpu.type", w.gpu.type)
     if w.gpu.type is None and mode != "existing":
         problems.append(
             f"{path}.gpu.type: required on GKE (it picks the node's accelerator). "
@@ -539,6 +600,13 @@ def _workload_problems(
                 f"{path}.expose.type: NodePort is for existing clusters without a load "
                 "balancer; GKE provides LoadBalancers. Remove type."
             )
+        elif w.expose.type == "NodePort" and w.expose.source_ranges:
+            problems.append(
+                f"{path}.expose.sourceRanges: only a LoadBalancer enforces source ranges; a "
+                "NodePort is open to everything that reaches the nodes. Remove sourceRanges "
+                "(restrict access with a firewall in front of the nodes), or use type "
+                "LoadBalancer if the cluster has a load balancer implementation."
+            )
     probe_set = "probe" in w.model_fields_set
     if probe_set and w.probe is not None and w.port is None and w.probe.port is None:
         problems.append(
@@ -559,7 +627,7 @@ def _workload_problems(
             )
     if w.kind == "StatefulSet" and w.storage is None:
         pass  # a StatefulSet without storage is legal: a stable identity is reason enough
-    if problems or w.gpu.type is None:
+    if problems or w.gpu.type is None or mode == "existing":
         return problems, None
     gpu = catalog.lookup(w.gpu.type)
     if mode == "autopilot":
@@ -597,6 +665,128 @@ def _workload_problems(
     # The smallest fitting pool, so a 1-GPU pod never takes a node of a 4-GPU pool.
     pool = min(fitting, key=lambda p: (p.gpu_count, p.name))
     return problems, pool
+
+
+def _existing_workload_problems(
+    i: int, w: WorkloadSpec, plugin: DevicePluginConfig | None
+) -> list[str]:
+    """Workload settings that mean something only on GKE, and the time-slicing rule."""
+    path = f"workloads[{i}]"
+    problems: list[str] = []
+    if "gpu" in w.model_fields_set and w.gpu.type is not None:
+        problems.append(
+            f"{path}.gpu.type: {w.gpu.type!r} names a GKE accelerator, but an existing "
+            "cluster's nodes carry no GKE labels, so it would select nothing. Remove gpu.type "
+            f'and select the GPU nodes with {path}.nodeSelector (e.g. {{gpu: "true"}}).'
+        )
+    if w.spot:
+        problems.append(
+            f"{path}.spot: Spot is GKE capacity; an existing cluster has no such nodes to "
+            f"select. Remove spot, or select the nodes you mean with {path}.nodeSelector."
+        )
+    if plugin is not None and plugin.sharing_replicas is not None and w.gpu.count > 1:
+        problems.append(
+            f"{path}.gpu.count: {w.gpu.count} GPUs, but devicePlugin.sharing time-slices the "
+            "GPUs and the plugin fails any container that asks for more than 1 shared GPU "
+            "(failRequestsGreaterThanOne). Set gpu.count to 1, or remove devicePlugin.sharing."
+        )
+    return problems
+
+
+def _device_plugin_problems(raw: Any, mode: Mode | None) -> tuple[list[str], DevicePluginConfig]:
+    """The devicePlugin key: a mode name, or {type, sharing: {replicas}, installDriver}."""
+    default = DevicePluginConfig(type="static", sharing_replicas=None, install_driver=True)
+    key = f"{NAMESPACE}:devicePlugin"
+    if raw is None:
+        return [], default
+    if mode is not None and mode != "existing":
+        return [
+            f"devicePlugin: only for cluster.mode 'existing'; GKE runs its own NVIDIA device "
+            f"plugin on GPU nodes (share GPUs there with nodePools[].sharing). Remove {key}."
+        ], default
+    allowed = ", ".join(DEVICE_PLUGIN_TYPES)
+    if isinstance(raw, str):
+        if raw not in DEVICE_PLUGIN_TYPES:
+            return [
+                f"devicePlugin: {raw!r} is not a device plugin mode (allowed: {allowed}). "
+                "Use static (NVIDIA's device plugin DaemonSet), gpu-operator (the NVIDIA GPU "
+                "Operator) or none (the cluster already advertises nvidia.com/gpu)."
+            ], default
+        raw = {"type": raw}
+    problems: list[str] = []
+    spec = _parse(DevicePluginSpec, raw, "devicePlugin", problems)
+    if spec is None:
+        return problems, default
+    if spec.type == "none" and spec.sharing is not None:
+        problems.append(
+            "devicePlugin.sharing: type 'none' deploys nothing, so nothing would time-slice "
+            "the GPUs. Configure sharing in the cluster's own device plugin and remove it here, "
+            "or use type static or gpu-operator."
+        )
+    if spec.type != "gpu-operator" and spec.install_driver is not None:
+        problems.append(
+            f"devicePlugin.installDriver: only the GPU Operator installs drivers, and type is "
+            f"{spec.type!r}. Install the driver on the nodes yourself and remove installDriver, "
+            "or use type gpu-operator."
+        )
+    return problems, DevicePluginConfig(
+        type=spec.type,
+        sharing_replicas=spec.sharing.replicas if spec.sharing else None,
+        # The chart's own default (driver.enabled: true): the operator brings the driver.
+        install_driver=True if spec.install_driver is None else spec.install_driver,
+    )
+
+
+def _existing_cluster_problems(
+    cluster: ClusterSpec, raw: Mapping[str, Any], secret_keys: frozenset[str]
+) -> list[str]:
+    """cluster.* in existing mode: no GKE settings, and exactly one way to reach the cluster."""
+    set_keys = {to_camel(name) for name in cluster.model_fields_set}
+    problems = [
+        f"cluster.{key}: configures a GKE cluster, but mode 'existing' deploys into a cluster "
+        "this stack does not manage, so it would do nothing. Remove it."
+        for key in GKE_ONLY_CLUSTER_KEYS
+        if key in set_keys
+    ]
+    named = cluster.kubeconfig is not None and re.match(CONFIG_KEY, cluster.kubeconfig)
+    fix = KUBECONFIG_FIX.format(ns=NAMESPACE, key=cluster.kubeconfig if named else "kubeconfig")
+    if cluster.kubeconfig is not None and cluster.context is not None:
+        problems.append(
+            "cluster.kubeconfig/context: set one, not both. kubeconfig names a secret config "
+            "key holding the cluster's kubeconfig; context picks a context of the kubeconfig "
+            "on the machine that runs Pulumi."
+        )
+    elif cluster.kubeconfig is None and cluster.context is None:
+        problems.append(
+            "cluster: mode 'existing' needs to know which cluster to deploy to. Store its "
+            f"kubeconfig as a secret (`{fix}`) and set cluster.kubeconfig: kubeconfig, or set "
+            "cluster.context to a context of your kubeconfig (`kubectl config get-contexts`). "
+            "The current context is never used implicitly: `kubectl config use-context` "
+            "changes it, and the next `pulumi up` would deploy to another cluster."
+        )
+    if cluster.kubeconfig is not None:
+        if not re.match(CONFIG_KEY, cluster.kubeconfig):
+            # The value is never shown: it may be the kubeconfig itself, credentials included.
+            problems.append(
+                "cluster.kubeconfig: expects the name of a secret config key (e.g. "
+                "'kubeconfig'), not the kubeconfig itself (the value is not shown here, as it "
+                f"may hold credentials). Run `{fix}`, set "
+                "cluster.kubeconfig: kubeconfig, and remove the plain-text value from the "
+                "stack file."
+            )
+        elif cluster.kubeconfig not in secret_keys:
+            where = "is stored in plain text" if cluster.kubeconfig in raw else "is not set"
+            problems.append(
+                f"cluster.kubeconfig: config key {cluster.kubeconfig!r} {where}; it must be a "
+                "secret (a kubeconfig grants access to the cluster, and a plain value would "
+                f"sit in the stack file and the state). Run `{fix}`."
+            )
+    if cluster.context is not None and not cluster.context.strip():
+        problems.append(
+            "cluster.context: empty. Set it to a context name from `kubectl config "
+            "get-contexts`, or use cluster.kubeconfig."
+        )
+    return problems
 
 
 def _machine_type_problems(
@@ -648,50 +838,53 @@ def load(
     Raises ConfigError listing every problem; nothing else in the program runs first.
     """
     problems: list[str] = []
-    if not project:
-        problems.append(
-            "gcp:project: not set. Run `pulumi config set gcp:project <your-project-id>`."
-        )
-    if not region:
-        problems.append("gcp:region: not set. Run `pulumi config set gcp:region us-central1`.")
-    elif not re.match(REGION, region):
-        problems.append(f"gcp:region: {region!r} is not a region name (e.g. 'us-central1').")
+    raw_cluster = raw.get("cluster") or {}
+    if isinstance(raw_cluster, dict) and not isinstance(raw_cluster.get("kubeconfig"), str | None):
+        # A kubeconfig pasted in as YAML: never let a type error echo it (credentials).
+        raw_cluster = {**raw_cluster, "kubeconfig": "(not shown)"}
+    # When `cluster` itself is invalid, the mode still drives the other checks if it is readable.
+    mode: Mode | None = (
+        _valid_mode(raw_cluster.get("mode", "autopilot")) if isinstance(raw_cluster, dict) else None
+    )
+    existing = mode == "existing"
+    if not existing:  # an existing cluster needs no Google Cloud project or region
+        if not project:
+            problems.append(
+                "gcp:project: not set. Run `pulumi config set gcp:project <your-project-id>`."
+            )
+        if not region:
+            problems.append("gcp:region: not set. Run `pulumi config set gcp:region us-central1`.")
+        elif not re.match(REGION, region):
+            problems.append(f"gcp:region: {region!r} is not a region name (e.g. 'us-central1').")
     region = region or ""
     known = {"cluster", "nodePools", "workloads", "namespace", "devicePlugin"}
+    kubeconfig_key = raw_cluster.get("kubeconfig") if isinstance(raw_cluster, dict) else None
     for key in raw:
-        if key not in known:
+        if key not in known and key != kubeconfig_key:  # that one gets its own message
             problems.append(
                 f"{NAMESPACE}:{key}: unknown key. Known keys: {', '.join(sorted(known))} "
                 "(a secret read by workloads[].secretEnv must be set with --secret)."
             )
 
-    cluster = _parse(ClusterSpec, raw.get("cluster") or {}, "cluster", problems)
+    cluster = _parse(ClusterSpec, raw_cluster, "cluster", problems)
     pool_specs = _parse_list(NodePoolSpec, raw.get("nodePools"), "nodePools", problems)
     workload_raw = raw.get("workloads")
     workload_specs = _parse_list(
         WorkloadSpec,
-        default_workloads() if workload_raw is None else workload_raw,
+        default_workloads(mode) if workload_raw is None else workload_raw,
         "workloads",
         problems,
     )
     namespace = raw.get("namespace", "gke-gpu")
     if not isinstance(namespace, str) or not re.match(K8S_NAME, namespace):
         problems.append(f"{NAMESPACE}:namespace: {namespace!r} {_PATTERN_HINTS[K8S_NAME]}")
+    plugin_problems, device_plugin = _device_plugin_problems(raw.get("devicePlugin"), mode)
+    problems += plugin_problems
 
-    # When `cluster` itself is invalid, the mode still drives the other checks if it is readable.
-    raw_mode = (
-        (raw.get("cluster") or {}).get("mode", "autopilot")
-        if isinstance(raw.get("cluster") or {}, dict)
-        else None
-    )
-    mode: Mode | None = cluster.mode if cluster else _valid_mode(raw_mode)
     location = (cluster.location if cluster else None) or region
-    if cluster is not None:
-        if mode == "existing":
-            problems.append(
-                "cluster.mode: 'existing' is not available yet (it lands with the existing-"
-                "cluster issue). Use 'standard' or 'autopilot'."
-            )
+    if cluster is not None and existing:
+        problems += _existing_cluster_problems(cluster, raw, secret_keys)
+    if cluster is not None and not existing:
         if cluster.location is not None and not (
             cluster.location == region
             or (re.match(ZONE, cluster.location) and cluster.location.startswith(region + "-"))
@@ -730,7 +923,8 @@ def load(
                 "Autopilot provisions GPU nodes from the workloads' gpu settings: remove "
                 "nodePools, or set cluster.mode: standard."
                 if mode == "autopilot"
-                else "Remove nodePools."
+                else "An existing cluster brings its own GPU nodes: remove nodePools and "
+                "select those nodes with workloads[].nodeSelector."
             )
         )
 
@@ -774,6 +968,8 @@ def load(
             i, w, mode, pools, secret_keys, frozenset(broken_pool_gpus)
         )
         problems += w_problems
+        if existing:
+            problems += _existing_workload_problems(i, w, device_plugin)
         placed.append((i, w, pool))
 
     machine_types = {
@@ -784,17 +980,23 @@ def load(
     }
     final = {p.name: dataclasses.replace(p, machine_type=machine_types[p.name]) for p in pools}
     pools = list(final.values())
-    workloads = [_resolve_workload(w, final[p.name] if p else None) for _, w, p in placed]
+    workloads = [_resolve_workload(w, final[p.name] if p else None, existing) for _, w, p in placed]
 
     if problems:
         raise ConfigError(problems)
-    assert cluster is not None and project and mode is not None
+    assert cluster is not None and mode is not None and (project or existing)
     return StackConfig(
-        project=project,
+        project=project or "",
         region=region,
         stack=stack,
         namespace=namespace,
-        cluster=ClusterConfig(
+        cluster=ExistingClusterConfig(
+            kubeconfig=cluster.kubeconfig,
+            context=cluster.context,
+            device_plugin=device_plugin,
+        )
+        if existing
+        else ClusterConfig(
             mode=mode,
             name=cluster.name or f"gke-gpu-{stack}"[:40].rstrip("-"),
             location=location,
@@ -856,7 +1058,9 @@ def _resolve_pool(spec: NodePoolSpec, machine_type: str) -> NodePoolConfig:
     )
 
 
-def _resolve_workload(w: WorkloadSpec, pool: NodePoolConfig | None) -> WorkloadConfig:
+def _resolve_workload(
+    w: WorkloadSpec, pool: NodePoolConfig | None, existing: bool = False
+) -> WorkloadConfig:
     probe = None
     if w.probe is not None and w.kind != "Job" and (w.probe.port or w.port):
         probe = Probe(w.probe.path, w.probe.port or w.port or 0, w.probe.startup_seconds)
@@ -864,7 +1068,8 @@ def _resolve_workload(w: WorkloadSpec, pool: NodePoolConfig | None) -> WorkloadC
         name=w.name,
         kind=w.kind,
         image=w.image,
-        gpu_type=w.gpu.type,
+        # Existing clusters select GPU nodes by nodeSelector only: no GKE accelerator label.
+        gpu_type=None if existing else w.gpu.type,
         gpu_count=w.gpu.count,
         spot=w.spot,
         replicas=w.replicas,
@@ -907,7 +1112,8 @@ def from_pulumi() -> StackConfig:
             runtime_config.is_config_secret(key)
             or key in runtime_config.get_config_secret_keys_env()
         ):
-            secret_keys.add(name)  # never read here: only workloads read secrets, as Outputs
+            # Never read here: workloads and the existing-cluster provider read them as Outputs.
+            secret_keys.add(name)
             continue
         value = cfg.get(name)
         try:

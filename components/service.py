@@ -41,6 +41,16 @@ def first_ingress(status: Any) -> str | None:
     return getattr(ingress, "ip", None) or getattr(ingress, "hostname", None)
 
 
+def node_port_endpoint(namespace: str, service: str, node_port: int | None = None) -> str:
+    """How to reach a NodePort Service: no address is known, any node's address serves it."""
+    if node_port is not None:
+        return f"NodePort {node_port} on any node's address"
+    return (
+        "the NodePort assigned by the cluster, on any node's address "
+        f"(`kubectl -n {namespace} get service {service}` shows it)"
+    )
+
+
 class LoadBalancerService(pulumi.ComponentResource):
     """A Service of type LoadBalancer for one workload, restricted to given source ranges."""
 
@@ -48,6 +58,8 @@ class LoadBalancerService(pulumi.ComponentResource):
     """The load balancer's IP (or hostname), once the cloud has assigned it."""
     url: pulumi.Output[str | None]
     """http://<address>[:port]."""
+    node_port: pulumi.Output[int | None]
+    """The port every node serves the Service on (NodePort and LoadBalancer types)."""
 
     def __init__(
         self, name: str, args: LoadBalancerServiceArgs, opts: pulumi.ResourceOptions | None = None
@@ -84,4 +96,9 @@ class LoadBalancerService(pulumi.ComponentResource):
         self.external_ip = service.status.apply(first_ingress)
         port = args.port
         self.url = self.external_ip.apply(lambda address: url_for(address, port))
-        self.register_outputs({"external_ip": self.external_ip, "url": self.url})
+        self.node_port = service.spec.apply(
+            lambda s: s.ports[0].node_port if s is not None and s.ports else None
+        )
+        self.register_outputs(
+            {"external_ip": self.external_ip, "url": self.url, "node_port": self.node_port}
+        )

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from pulumi_policy import (
     EnforcementLevel,
+    Policy,
     PolicyPack,
     ReportViolation,
     ResourceValidationArgs,
@@ -32,7 +33,7 @@ def _validator(rule: Rule) -> Callable[[ResourceValidationArgs, ReportViolation]
     return validate
 
 
-def build_policies() -> list[ResourceValidationPolicy]:
+def build_policies() -> list[Policy]:
     """One ResourceValidationPolicy per rule, with the rule's name and enforcement level."""
     return [
         ResourceValidationPolicy(

@@ -266,9 +266,10 @@ def test_standard_without_node_pools_is_rejected() -> None:
     ]
 
 
-def test_existing_mode_is_refused_until_it_is_implemented() -> None:
+def test_existing_mode_without_a_kubeconfig_or_context_is_rejected() -> None:
+    # Every other existing-mode rule is in tests/test_existing.py.
     (problem,) = _problems({"cluster": {"mode": "existing"}})
-    assert problem.startswith("cluster.mode: 'existing' is not available yet")
+    assert problem.startswith("cluster: mode 'existing' needs to know which cluster"), problem
 
 
 def test_min_nodes_above_max_nodes_is_rejected() -> None:

@@ -33,6 +33,7 @@ SECTIONS = {
     "gke-gpu:cluster": config.ClusterSpec,
     "gke-gpu:nodePools": config.NodePoolSpec,
     "gke-gpu:workloads": config.WorkloadSpec,
+    "gke-gpu:devicePlugin": config.DevicePluginSpec,
 }
 
 

@@ -205,7 +205,7 @@ class RecordingMonitor(runtime_mocks.MockMonitor):
         )
         state = self.resources[response.urn].state if response.urn in self.resources else {}
         registration.outputs = mask_secrets(
-            {k: v for k, v in state.items() if k not in inputs or state[k] != inputs[k]}
+            {k: v for k, v in state.items() if k not in inputs or v != unwrap_secrets(inputs[k])}
         )
         registration.computed = [k for k in COMPUTED_KEYS.get(request.type, []) if k in state]
         self.registrations.append(registration)

@@ -80,10 +80,11 @@ def manifest(registration: Registration) -> dict[str, Any]:
 
 
 def kubernetes_manifests(recording: Recording) -> list[dict[str, Any]]:
+    # A Helm release is a Pulumi resource, not a Kubernetes object: no schema, no manifest.
     return [
         manifest(r)
         for r in recording.kubernetes_objects()
-        if not r.type.startswith("pulumi:providers:")
+        if not r.type.startswith(("pulumi:providers:", "kubernetes:helm.sh/"))
     ]
 
 

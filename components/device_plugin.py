@@ -1,0 +1,219 @@
+"""NvidiaDevicePlugin: makes an existing cluster's GPUs schedulable as nvidia.com/gpu."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.config import DevicePluginConfig
+from components.manifest import manifest
+
+GPU_RESOURCE = "nvidia.com/gpu"
+
+# NVIDIA's static manifest, NVIDIA/k8s-device-plugin deployments/static/nvidia-device-plugin.yml
+# at the v0.17.1 release (commit 1c3a10be): names, labels, toleration, priority class, the
+# kubelet's device-plugin socket directory and the unprivileged security context are its own.
+# The policy pack allows system DaemonSets named nvidia-device-plugin* in kube-system.
+NAME = "nvidia-device-plugin-daemonset"
+NAMESPACE = "kube-system"
+IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
+CONTAINER = "nvidia-device-plugin-ctr"
+POD_LABELS = {"name": "nvidia-device-plugin-ds"}
+DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+# Time-slicing: the plugin reads a config file named by --config-file or $CONFIG_FILE
+# (NVIDIA/k8s-device-plugin README); the file comes from a ConfigMap mounted here.
+CONFIG_MAP = "nvidia-device-plugin-config"
+CONFIG_DIR = "/etc/nvidia-device-plugin"
+CONFIG_FILE = "config.yaml"
+CONFIG_HASH_ANNOTATION = "gke-gpu/device-plugin-config-sha256"
+
+# The NVIDIA GPU Operator Helm chart (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/
+# getting-started.html: `helm repo add nvidia https://helm.ngc.nvidia.com/nvidia`, chart
+# nvidia/gpu-operator, installed into namespace gpu-operator with --version=v<release>).
+# 25.3.3 is the preferred release in NVIDIA/cloud-native-docs gpu-operator/versions1.json.
+OPERATOR_REPO = "https://helm.ngc.nvidia.com/nvidia"
+OPERATOR_CHART = "gpu-operator"
+OPERATOR_VERSION = "v25.3.3"
+OPERATOR_NAMESPACE = "gpu-operator"
+# The operator's device plugin reads time-slicing configs from a ConfigMap in its namespace:
+# devicePlugin.config.name names it, devicePlugin.config.default picks the key every GPU node
+# uses (NVIDIA/cloud-native-docs gpu-operator/gpu-sharing.rst).
+OPERATOR_SHARING_CONFIG_MAP = "time-slicing-config"
+OPERATOR_SHARING_KEY = "any"
+
+
+@dataclass(frozen=True)
+class NvidiaDevicePluginArgs:
+    plugin: DevicePluginConfig
+
+
+def time_slicing_config(replicas: int) -> dict[str, Any]:
+    """The plugin's config file: each GPU advertised `replicas` times (the README's format).
+
+    failRequestsGreaterThanOne, which NVIDIA's README recommends, fails a container that asks
+    for more than one shared GPU instead of handing it several slices of the same GPU.
+    """
+    return {
+        "version": "v1",
+        "sharing": {
+            "timeSlicing": {
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": GPU_RESOURCE, "replicas": replicas}],
+            }
+        },
+    }
+
+
+def time_slicing_yaml(replicas: int) -> str:
+    return yaml.safe_dump(time_slicing_config(replicas), sort_keys=False)
+
+
+def daemonset_spec(config_sha256: str | None = None) -> dict[str, Any]:
+    """NVIDIA's static DaemonSet; with a config, the time-slicing file mounted and named.
+
+    The config's hash is a pod annotation: the plugin reads its config at start, so a changed
+    config must roll the pods.
+    """
+    env = [{"name": "FAIL_ON_INIT_ERROR", "value": "false"}]
+    mounts: list[dict[str, Any]] = [
+        {"name": "kubelet-device-plugins-dir", "mountPath": DEVICE_PLUGIN_DIR}
+    ]
+    volumes: list[dict[str, Any]] = [
+        {
+            "name": "kubelet-device-plugins-dir",
+            "hostPath": {"path": DEVICE_PLUGIN_DIR, "type": "Directory"},
+        }
+    ]
+    metadata: dict[str, Any] = {"labels": dict(POD_LABELS)}
+    if config_sha256 is not None:
+        env.append({"name": "CONFIG_FILE", "value": f"{CONFIG_DIR}/{CONFIG_FILE}"})
+        mounts.append({"name": "config", "mountPath": CONFIG_DIR, "readOnly": True})
+        volumes.append({"name": "config", "configMap": {"name": CONFIG_MAP}})
+        metadata["annotations"] = {CONFIG_HASH_ANNOTATION: config_sha256}
+    return {
+        "selector": {"matchLabels": dict(POD_LABELS)},
+        "updateStrategy": {"type": "RollingUpdate"},
+        "template": {
+            "metadata": metadata,
+            "spec": {
+                "tolerations": [
+                    {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
+                ],
+                # A critical add-on: the scheduler makes room for it on every GPU node.
+                "priorityClassName": "system-node-critical",
+                "containers": [
+                    {
+                        "name": CONTAINER,
+                        "image": IMAGE,
+                        "env": env,
+                        "securityContext": {
+                            "allowPrivilegeEscalation": False,
+                            "capabilities": {"drop": ["ALL"]},
+                        },
+                        "volumeMounts": mounts,
+                    }
+                ],
+                "volumes": volumes,
+            },
+        },
+    }
+
+
+def operator_values(plugin: DevicePluginConfig) -> dict[str, Any]:
+    """GPU Operator chart values: whether it installs the driver, and time-slicing."""
+    values: dict[str, Any] = {"driver": {"enabled": plugin.install_driver}}
+    if plugin.sharing_replicas is not None:
+        values["devicePlugin"] = {
+            "config": {"name": OPERATOR_SHARING_CONFIG_MAP, "default": OPERATOR_SHARING_KEY}
+        }
+    return values
+
+
+class NvidiaDevicePlugin(pulumi.ComponentResource):
+    """NVIDIA's device plugin DaemonSet, or the NVIDIA GPU Operator, or nothing (`none`)."""
+
+    name: pulumi.Output[str | None]
+    """The DaemonSet's or the Helm release's name; None when the cluster brings its own."""
+
+    def __init__(
+        self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gke-gpu:index:NvidiaDevicePlugin", name, None, opts)
+        plugin = args.plugin
+        child = pulumi.ResourceOptions(parent=self)
+        if plugin.type == "static":
+            self.name = self._static(name, plugin, child)
+        elif plugin.type == "gpu-operator":
+            self.name = self._operator(name, plugin)
+        else:
+            self.name = pulumi.Output.from_input(None)
+        self.register_outputs({"name": self.name})
+
+    def _static(
+        self, name: str, plugin: DevicePluginConfig, child: pulumi.ResourceOptions
+    ) -> pulumi.Output[str | None]:
+        config_sha256 = None
+        depends_on: list[pulumi.Resource] = []
+        if plugin.sharing_replicas is not None:
+            text = time_slicing_yaml(plugin.sharing_replicas)
+            config_sha256 = hashlib.sha256(text.encode()).hexdigest()
+            depends_on.append(
+                k8s.core.v1.ConfigMap(
+                    f"{name}-config",
+                    metadata=manifest({"name": CONFIG_MAP, "namespace": NAMESPACE}),
+                    data={CONFIG_FILE: text},
+                    opts=child,
+                )
+            )
+        daemonset = k8s.apps.v1.DaemonSet(
+            f"{name}-daemonset",
+            metadata=manifest({"name": NAME, "namespace": NAMESPACE}),
+            spec=manifest(daemonset_spec(config_sha256)),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+        )
+        return daemonset.metadata.name
+
+    def _operator(self, name: str, plugin: DevicePluginConfig) -> pulumi.Output[str | None]:
+        # The operator's driver, toolkit and plugin pods run privileged; NVIDIA's install guide
+        # labels the namespace so that Pod Security Admission lets them start.
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata=manifest(
+                {
+                    "name": OPERATOR_NAMESPACE,
+                    "labels": {"pod-security.kubernetes.io/enforce": "privileged"},
+                }
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        depends_on: list[pulumi.Resource] = []
+        if plugin.sharing_replicas is not None:
+            depends_on.append(
+                k8s.core.v1.ConfigMap(
+                    f"{name}-sharing",
+                    metadata=manifest(
+                        {"name": OPERATOR_SHARING_CONFIG_MAP, "namespace": namespace.metadata.name}
+                    ),
+                    data={OPERATOR_SHARING_KEY: time_slicing_yaml(plugin.sharing_replicas)},
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            )
+        # A Helm release, not a v4 Chart: the chart upgrades its CRDs in a pre-upgrade hook
+        # (NVIDIA/gpu-operator deployments/gpu-operator/templates/upgrade_crd.yaml), and v4
+        # Chart leaves hooks out; a release also shows up in `helm list` like NVIDIA's own steps.
+        release = k8s.helm.v3.Release(
+            f"{name}-operator",
+            name=OPERATOR_CHART,
+            chart=OPERATOR_CHART,
+            version=OPERATOR_VERSION,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=OPERATOR_REPO),
+            namespace=namespace.metadata.name,
+            values=operator_values(plugin),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+        )
+        return release.name

@@ -11,13 +11,13 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.config import ClusterConfig, ExistingClusterConfig
+from components.nodepool import CLOUD_PLATFORM_SCOPE, hardened_node_settings
 
 # Least-privilege node identity: Google's "Use least privilege IAM service accounts" guide
 # (cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa)
 # grants a custom node service account the single role below instead of the default Compute
 # Engine account's Editor; reading images from Artifact Registry is granted per repository.
 NODE_ROLES = ("roles/container.defaultNodeServiceAccount",)
-CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 AUTH_PLUGIN_HINT = (
     "Install gke-gcloud-auth-plugin: `gcloud components install gke-gcloud-auth-plugin` "
@@ -184,19 +184,8 @@ class GkeCluster(pulumi.ComponentResource):
                     node_count=cfg.system_nodes,
                     node_config=gcp.container.NodePoolNodeConfigArgs(
                         machine_type=cfg.system_machine_type,
-                        service_account=nodes_sa.email,
-                        oauth_scopes=[CLOUD_PLATFORM_SCOPE],
                         labels={"gke-gpu/role": "system"},
-                        workload_metadata_config=(
-                            gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
-                                mode="GKE_METADATA"
-                            )
-                        ),
-                        shielded_instance_config=(
-                            gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
-                                enable_secure_boot=True, enable_integrity_monitoring=True
-                            )
-                        ),
+                        **hardened_node_settings(nodes_sa.email),
                     ),
                     management=gcp.container.NodePoolManagementArgs(
                         auto_repair=True, auto_upgrade=True

@@ -935,9 +935,7 @@ def load(
     for i, spec in enumerate(pool_specs):
         if spec is None:
             continue
-        if spec.name in names:
-            problems.append(f"nodePools[{i}].name: {spec.name!r} is used twice. Rename one.")
-        names.add(spec.name)
+        problems += _name_taken(f"nodePools[{i}]", spec.name, names)
         pool_problems, machines = _pool_problems(i, spec, location, region)
         problems += pool_problems
         if pool_problems and spec.gpu.type is not None:
@@ -961,9 +959,7 @@ def load(
     for i, w in enumerate(workload_specs):
         if w is None:
             continue
-        if w.name in workload_names:
-            problems.append(f"workloads[{i}].name: {w.name!r} is used twice. Rename one.")
-        workload_names.add(w.name)
+        problems += _name_taken(f"workloads[{i}]", w.name, workload_names)
         w_problems, pool = _workload_problems(
             i, w, mode, pools, secret_keys, frozenset(broken_pool_gpus)
         )
@@ -1011,6 +1007,13 @@ def load(
         workloads=tuple(workloads),
         secrets=tuple(sorted({key for w in workloads for _, key in w.secret_env})),
     )
+
+
+def _name_taken(path: str, name: str, seen: set[str]) -> list[str]:
+    """Records `name`; a problem when an earlier item of the list already has it."""
+    taken = name in seen
+    seen.add(name)
+    return [f"{path}.name: {name!r} is used twice. Rename one."] if taken else []
 
 
 def _valid_mode(value: Any) -> Mode | None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 
-from components.cluster import CLOUD_PLATFORM_SCOPE
 from components.config import NodePoolConfig
+
+# Access is governed by the node service account's IAM roles, not by legacy OAuth scopes.
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 # GKE's names for the driver install modes (NodePoolNodeConfigGuestAcceleratorGpuDriver-
 # InstallationConfigArgs.gpu_driver_version; cloud.google.com/kubernetes-engine/docs/how-to/gpus
@@ -52,6 +55,21 @@ def guest_accelerator(
     )
 
 
+def hardened_node_settings(service_account: pulumi.Input[str]) -> dict[str, Any]:
+    """NodeConfig settings every pool shares: its own service account, the GKE metadata server
+    (pods never see the node's credentials), Secure Boot and integrity monitoring."""
+    return {
+        "service_account": service_account,
+        "oauth_scopes": [CLOUD_PLATFORM_SCOPE],
+        "workload_metadata_config": gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+            mode="GKE_METADATA"
+        ),
+        "shielded_instance_config": gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+            enable_secure_boot=True, enable_integrity_monitoring=True
+        ),
+    }
+
+
 def resource_labels(pool: NodePoolConfig) -> dict[str, str]:
     """GCE labels on the pool's VMs; a pool kept warm says why, for the policy pack and billing."""
     labels = {"gke-gpu-pool": pool.name}
@@ -90,19 +108,10 @@ class GpuNodePool(pulumi.ComponentResource):
                 machine_type=pool.machine_type,
                 image_type=pool.image_type,
                 spot=pool.spot,
-                service_account=args.service_account,
-                oauth_scopes=[CLOUD_PLATFORM_SCOPE],
                 guest_accelerators=[guest_accelerator(pool)],
                 labels={POOL_LABEL: pool.name},
                 resource_labels=resource_labels(pool),
-                workload_metadata_config=(
-                    gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA")
-                ),
-                shielded_instance_config=(
-                    gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
-                        enable_secure_boot=True, enable_integrity_monitoring=True
-                    )
-                ),
+                **hardened_node_settings(args.service_account),
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
             # Upgrade by replacing one node at a time without a surge node: a surge would need

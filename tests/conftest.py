@@ -14,6 +14,19 @@ from tools.engine import Recording, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
 
+Run = Callable[..., Recording]
+
+# Type tokens the tests look resources up by.
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+PROVIDER = "pulumi:providers:kubernetes"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+SERVICE = "kubernetes:core/v1:Service"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
 MINIMAL: dict[str, Any] = {"gcp:project": "acme-ml-test", "gcp:region": "us-central1"}
 
 STANDARD: dict[str, Any] = {

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +18,19 @@ from components.config import (
     load,
 )
 from components.device_plugin import daemonset_spec
-from tests.conftest import ROOT
+from tests.conftest import (
+    CONFIG_MAP,
+    DAEMONSET,
+    DEPLOYMENT,
+    PROVIDER,
+    RELEASE,
+    ROOT,
+    SERVICE,
+    Run,
+)
 from tools import render
 from tools.engine import SECRET_MASK, Recording
 
-Run = Callable[..., Recording]
-
-PROVIDER = "pulumi:providers:kubernetes"
-DAEMONSET = "kubernetes:apps/v1:DaemonSet"
-CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
-RELEASE = "kubernetes:helm.sh/v3:Release"
-NAMESPACE = "kubernetes:core/v1:Namespace"
-SERVICE = "kubernetes:core/v1:Service"
-DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 JOB = "kubernetes:batch/v1:Job"
 
 TOKEN = "kubeconfig-token-that-must-never-leak"

@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 import yaml
 
 from components.config import ConfigError
-from tests.conftest import MINIMAL, stack_config
+from tests.conftest import (
+    CLUSTER,
+    DEPLOYMENT,
+    MINIMAL,
+    NODE_POOL,
+    PROVIDER,
+    SERVICE,
+    Run,
+    stack_config,
+)
 from tools.engine import SECRET_MASK, Recording
-
-Run = Callable[..., Recording]
-
-CLUSTER = "gcp:container/cluster:Cluster"
-NODE_POOL = "gcp:container/nodePool:NodePool"
-DEPLOYMENT = "kubernetes:apps/v1:Deployment"
-SERVICE = "kubernetes:core/v1:Service"
-PROVIDER = "pulumi:providers:kubernetes"
-GCP_INFRA = (CLUSTER, NODE_POOL, "gcp:serviceaccount/account:Account", PROVIDER)
 
 
 def _pod(recording: Recording, type_: str = DEPLOYMENT) -> dict[str, Any]:

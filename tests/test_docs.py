@@ -77,3 +77,28 @@ def test_every_config_key_is_described_in_pulumi_yaml(section: str) -> None:
     described |= {part for key in described for part in key.split("/")}
     missing = [k for k in _keys(SECTIONS[section]) if k not in described]
     assert missing == [], f"Pulumi.yaml's {section} comment block lacks {missing}"
+
+
+def test_pulumi_yaml_config_block_is_one_the_pulumi_cli_accepts() -> None:
+    # The CLI refuses to load a project whose config block breaks these rules, so every command
+    # (preview, up, destroy) would fail: pulumi/pulumi sdk/go/common/workspace/project.go
+    # (Project.Validate) and project.json (configTypeDeclaration).
+    import yaml
+
+    document = yaml.safe_load(PULUMI_YAML)
+    problems = []
+    for key, declaration in (document.get("config") or {}).items():
+        if ":" in key and not key.startswith(f"{document['name']}:"):
+            if not isinstance(declaration, dict) or set(declaration) != {"value"}:
+                problems.append(f"{key}: another package's key may only set `value`")
+            continue
+        if not isinstance(declaration, dict):
+            continue  # a plain default value is allowed
+        if declaration.get("type") not in ("string", "integer", "boolean", "array"):
+            problems.append(f"{key}: a declaration needs type string|integer|boolean|array")
+        if declaration.get("type") == "array" and "items" not in declaration:
+            problems.append(f"{key}: an array declaration needs `items`")
+        extra = set(declaration) - {"type", "items", "description", "secret", "default"}
+        if extra:
+            problems.append(f"{key}: unknown attributes {sorted(extra)}")
+    assert problems == [], f"`pulumi up` would refuse Pulumi.yaml: {problems}"

@@ -300,7 +300,7 @@ def test_kubeconfig_never_appears_in_plain_text(
     assert TOKEN not in inputs, "the kubeconfig reached a recorded input in plain text"
     assert recording.one(PROVIDER).inputs["kubeconfig"] == SECRET_MASK
     assert "kubeconfig" in recording.secret_outputs, "the kubeconfig output must be a secret"
-    plan = render.Plan(stack="lab", recording=recording, secret_keys=SECRET_KEYS)
+    plan = render.Plan.of("lab", recording, SECRET_KEYS)
     for path in render.write_artifacts(plan, tmp_path):
         assert TOKEN not in path.read_text(), f"{path.name} shows the kubeconfig in plain text"
 

@@ -73,10 +73,6 @@ class Recording:
         return next((r for r in self.resources if r.urn == urn), None)
 
 
-def is_secret(value: Any) -> bool:
-    return rpc.is_rpc_secret(value)
-
-
 def mask_secrets(value: Any, inside_secret: bool = False) -> Any:
     """Replace every secret value with SECRET_MASK, keeping the shape of secret maps and lists.
 

@@ -14,7 +14,7 @@ import functools
 import json
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,8 +46,23 @@ class Plan:
     stack: str
     recording: Recording
     secret_keys: tuple[str, ...]
+    manifests: list[dict[str, Any]]
+    """Every Kubernetes object as it would be applied."""
+    outputs: dict[str, dict[str, Any]]
+    """Stack outputs: value (masked when secret), secret, computed."""
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, stack: str, recording: Recording, secret_keys: tuple[str, ...] = ()) -> Plan:
+        """A plan of a recorded run, with its manifests and outputs derived once."""
+        return cls(
+            stack=stack,
+            recording=recording,
+            secret_keys=secret_keys,
+            manifests=kubernetes_manifests(recording),
+            outputs=output_entries(recording),
+        )
 
 
 def read_stack_file(path: Path) -> tuple[dict[str, Any], tuple[str, ...]]:
@@ -68,7 +83,7 @@ def render(stack: str, stack_file: Path | None = None) -> Plan:
     """Run the program for a stack; raises ConfigError when the config is invalid."""
     config, secret_keys = read_stack_file(stack_file or ROOT / f"Pulumi.{stack}.yaml")
     recording = run_program(config, stack=stack, secret_keys=secret_keys)
-    return Plan(stack=stack, recording=recording, secret_keys=secret_keys)
+    return Plan.of(stack, recording, secret_keys)
 
 
 # --- artifacts ---------------------------------------------------------------------------------
@@ -93,9 +108,8 @@ def _is_computed(value: Any) -> bool:
     return any(mocked in text for mocked in MOCKED_VALUES)
 
 
-def plan_document(plan: Plan) -> dict[str, Any]:
-    recording = plan.recording
-    outputs = {
+def output_entries(recording: Recording) -> dict[str, dict[str, Any]]:
+    return {
         name: {
             "value": SECRET_MASK if name in recording.secret_outputs else value,
             "secret": name in recording.secret_outputs,
@@ -103,6 +117,10 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         }
         for name, value in sorted(recording.stack_outputs.items())
     }
+
+
+def plan_document(plan: Plan) -> dict[str, Any]:
+    recording = plan.recording
     return {
         "stack": plan.stack,
         "secretConfigKeys": list(plan.secret_keys),
@@ -122,7 +140,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             }
             for r in sorted(recording.resources, key=lambda r: r.urn)
         ],
-        "outputs": outputs,
+        "outputs": plan.outputs,
         "problems": plan.problems,
         "warnings": plan.warnings,
     }
@@ -166,9 +184,7 @@ def write_artifacts(plan: Plan, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     files = {
         out / "plan.json": json.dumps(plan_document(plan), indent=2, default=str) + "\n",
-        out / "manifests.yaml": yaml.dump_all(
-            kubernetes_manifests(plan.recording), Dumper=_Dumper, sort_keys=False
-        ),
+        out / "manifests.yaml": yaml.dump_all(plan.manifests, Dumper=_Dumper, sort_keys=False),
         out / "graph.md": f"# {plan.stack}: resources and dependencies\n\n"
         + mermaid_graph(plan.recording),
     }
@@ -180,7 +196,7 @@ def write_artifacts(plan: Plan, out: Path) -> list[Path]:
 # --- validation --------------------------------------------------------------------------------
 
 
-def schema_problems(manifests: Iterable[Mapping[str, Any]], version: str) -> list[str]:
+def schema_problems(manifests: Iterable[dict[str, Any]], version: str) -> list[str]:
     """Each object checked against the official OpenAPI schema (strict: no unknown fields)."""
     import kubernetes_validate  # imported here: only validation needs its schemas
     from kubernetes_validate import utils
@@ -194,18 +210,13 @@ def schema_problems(manifests: Iterable[Mapping[str, Any]], version: str) -> lis
     for obj in manifests:
         name = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
         try:
-            kubernetes_validate.validate(_for_schema(obj), version, strict=True)
+            kubernetes_validate.validate(obj, version, strict=True)
         except kubernetes_validate.ValidationError as exc:
             where = ".".join(str(p) for p in exc.path) or "(top)"
             problems.append(f"{name}: {where}: {exc.message}")
         except kubernetes_validate.SchemaNotFoundError as exc:
             problems.append(f"{name}: no schema for {obj.get('apiVersion')} ({exc})")
     return problems
-
-
-def _for_schema(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy in which masked secrets keep the shape the schema expects (strings)."""
-    return json.loads(json.dumps(obj))
 
 
 def policy_findings(plan: Plan) -> tuple[list[str], list[str]]:
@@ -281,7 +292,7 @@ def summary(plan: Plan) -> str:
                 f"{gpus} x {gpu_type or 'GPU'}{exposed})"
             )
     lines.append("  outputs   (values marked * are computed by the cloud at `pulumi up`)")
-    for name, entry in plan_document(plan)["outputs"].items():
+    for name, entry in plan.outputs.items():
         value = "[secret]" if entry["secret"] else json.dumps(entry["value"])
         lines.append(f"    {name} = {value}{' *' if entry['computed'] else ''}")
     lines.append(f"  {len(rec.resources)} resources")
@@ -317,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"gke-gpu: stack {args.stack}: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    plan.problems = schema_problems(kubernetes_manifests(plan.recording), args.kubernetes_version)
+    plan.problems = schema_problems(plan.manifests, args.kubernetes_version)
     mandatory, advisory = policy_findings(plan)
     plan.problems += mandatory
     plan.warnings = advisory
@@ -333,10 +344,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in plan.problems:
             print(f"  - {problem}", file=sys.stderr)
         return EXIT_FAILED
-    manifests = len(kubernetes_manifests(plan.recording))
+    version = args.kubernetes_version
     print(
-        f"  OK: {manifests} Kubernetes objects valid against the {args.kubernetes_version} "
-        "schema (strict); no mandatory policy violated"
+        f"  OK: {len(plan.manifests)} Kubernetes objects valid against the {version} schema "
+        "(strict); no mandatory policy violated"
     )
     return EXIT_OK
 

@@ -4,7 +4,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster, GkeClusterArgs
-from components.config import NAMESPACE, ExistingClusterConfig, from_pulumi
+from components.config import NAMESPACE, ExistingClusterConfig, Secret, from_pulumi
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.driver import NvidiaDriverInstaller, NvidiaDriverInstallerArgs, installer_pools
 from components.nodepool import GpuNodePool, GpuNodePoolArgs
@@ -24,7 +24,9 @@ if isinstance(config.cluster, ExistingClusterConfig):
         ExistingClusterArgs(
             cluster=config.cluster,
             kubeconfig=(
-                secrets.require_secret(config.cluster.kubeconfig)
+                config.cluster.kubeconfig.output()
+                if isinstance(config.cluster.kubeconfig, Secret)
+                else secrets.require_secret(config.cluster.kubeconfig)
                 if config.cluster.kubeconfig
                 else None
             ),
@@ -93,7 +95,10 @@ for w in config.workloads:
             namespace=namespace.metadata.name,
             mode=config.cluster.mode,
             workload=w,
-            secret_values={env: secrets.require_secret(key) for env, key in w.secret_env},
+            secret_values={
+                **{env: secrets.require_secret(key) for env, key in w.secret_env},
+                **{env: value.output() for env, value in w.secret_values},
+            },
         ),
         opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=gpu_capacity),
     )

@@ -119,11 +119,16 @@ def probes(w: WorkloadConfig) -> dict[str, Any]:
     }
 
 
+def secret_env_names(w: WorkloadConfig) -> list[str]:
+    """Env vars read from the workload's Secret: `secretEnv` keys and env values from `secure:`."""
+    return sorted({k for k, _ in w.secret_env} | {k for k, _ in w.secret_values})
+
+
 def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> dict[str, Any]:
     env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in w.env]
     env += [
         {"name": k, "valueFrom": {"secretKeyRef": {"name": secret_name, "key": k}}}
-        for k, _ in w.secret_env
+        for k in secret_env_names(w)
     ]
     limits: dict[str, str] = {"memory": w.memory}
     if w.gpu_count:
@@ -202,16 +207,16 @@ class GpuWorkload(pulumi.ComponentResource):
         metadata = {"name": w.name, "namespace": args.namespace, "labels": labels}
 
         secret_name: pulumi.Output[str] | None = None
-        if w.secret_env:
+        if secret_env_names(w):
             values = args.secret_values or {}
-            missing = sorted(k for k, _ in w.secret_env if k not in values)
+            missing = sorted(k for k in secret_env_names(w) if k not in values)
             if missing:
                 raise ValueError(f"GpuWorkloadArgs.secret_values lacks {missing}")
             secret = k8s.core.v1.Secret(
                 f"{name}-secret",
                 metadata=manifest({**metadata, "name": f"{w.name}-env"}),
                 type="Opaque",
-                string_data={k: pulumi.Output.secret(values[k]) for k, _ in w.secret_env},
+                string_data={k: pulumi.Output.secret(values[k]) for k in secret_env_names(w)},
                 opts=child,
             )
             secret_name = secret.metadata.name

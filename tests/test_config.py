@@ -14,7 +14,7 @@ REGION = "us-central1"
 
 
 def _load(raw: dict[str, Any], secret_keys: frozenset[str] = frozenset()) -> StackConfig:
-    return load(raw, project="acme", region=REGION, stack="dev", secret_keys=secret_keys)
+    return load(raw, project="acme-ml", region=REGION, stack="dev", secret_keys=secret_keys)
 
 
 def _problems(raw: dict[str, Any], **kwargs: Any) -> list[str]:

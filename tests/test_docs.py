@@ -7,7 +7,7 @@ import re
 import pytest
 from pydantic import BaseModel
 
-from components import config
+from components.config import schema as config
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text()

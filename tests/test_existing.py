@@ -124,7 +124,7 @@ def test_kubeconfig_key_that_is_not_a_secret_says_how_to_set_it() -> None:
     assert problem == (
         "cluster.kubeconfig: config key 'kubeconfig' is not set; it must be a secret (a "
         "kubeconfig grants access to the cluster, and a plain value would sit in the stack file "
-        "and the state). Run `pulumi config set --secret gke-gpu:kubeconfig "
+        "and the state). Run `pulumi config set --path --secret 'gke-gpu:cluster.kubeconfig' "
         '"$(cat ~/.kube/config)"`.'
     )
 
@@ -141,7 +141,8 @@ def test_a_kubeconfig_pasted_into_cluster_kubeconfig_is_rejected_without_echoing
     pasted: Any,
 ) -> None:
     (problem,) = _problems(_raw(kubeconfig=pasted))
-    assert problem.startswith("cluster.kubeconfig: expects the name of a secret config key")
+    assert problem.startswith("cluster.kubeconfig: "), problem
+    assert "secret" in problem and "--path --secret" in problem, "the fix stores it as a secret"
     assert TOKEN not in problem and "192.0.2.10" not in problem, (
         "the pasted kubeconfig must not reach CI logs through the error"
     )
@@ -208,7 +209,7 @@ def test_unknown_device_plugin_mode_lists_the_allowed_ones() -> None:
 
 def test_unknown_device_plugin_type_in_the_object_form_is_rejected() -> None:
     (problem,) = _problems({**_raw(), "devicePlugin": {"type": "helm"}})
-    assert problem.startswith("devicePlugin.type: 'helm' is not valid"), problem
+    assert problem.startswith("devicePlugin.type: 'helm' is not allowed. Use one of"), problem
 
 
 @pytest.mark.parametrize("mode", ["autopilot", "standard"])
@@ -218,7 +219,7 @@ def test_device_plugin_on_gke_is_rejected_because_gke_runs_its_own(mode: str) ->
         raw["nodePools"] = [{"name": "l4", "gpu": {"type": "nvidia-l4"}}]
         raw["workloads"] = [{"name": "app", "image": "app:1.0", "gpu": {"type": "nvidia-l4"}}]
     with pytest.raises(ConfigError) as info:
-        load(raw, project="acme", region="us-central1", stack="dev")
+        load(raw, project="acme-ml", region="us-central1", stack="dev")
     (problem,) = info.value.problems
     assert problem.startswith("devicePlugin: only for cluster.mode 'existing'"), problem
     assert "nodePools[].sharing" in problem, "GKE shares GPUs through the node pool instead"
@@ -236,7 +237,7 @@ def test_sharing_without_a_plugin_to_do_it_is_rejected() -> None:
 
 def test_sharing_needs_at_least_two_replicas() -> None:
     (problem,) = _problems({**_raw(), "devicePlugin": {"sharing": {"replicas": 1}}})
-    assert problem.startswith("devicePlugin.sharing.replicas: 1 is not valid"), problem
+    assert problem.startswith("devicePlugin.sharing.replicas: 1 is out of range"), problem
 
 
 def test_with_time_slicing_a_workload_may_ask_for_only_one_gpu() -> None:

@@ -89,7 +89,7 @@ def test_secure_values_become_placeholders_and_never_reach_the_plan(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = {
-        "gcp:project": "acme",
+        "gcp:project": "acme-ml",
         "gcp:region": "us-central1",
         "gke-gpu:hfToken": {"secure": SECRET_TOKEN},
         "gke-gpu:workloads": [
@@ -116,7 +116,7 @@ def test_invalid_config_exits_2_listing_every_problem_without_a_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = {
-        "gcp:project": "acme",
+        "gcp:project": "acme-ml",
         "gcp:region": "us-central1",
         "gke-gpu:cluster": {"mode": "standard"},
         "gke-gpu:nodePools": [{"name": "t4", "gpu": {"type": "nvidia-tesla-k80"}, "minNodes": 2}],

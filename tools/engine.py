@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import runpy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from pulumi.runtime import mocks as runtime_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.sync_await import _sync_await
+
+from components.config.source import STACK_FILE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "gke-gpu"
@@ -224,6 +227,7 @@ def run_program(
     secret_keys: tuple[str, ...] = (),
     program: Path = ROOT / "__main__.py",
     preview: bool = False,
+    stack_file: Path | None = None,
 ) -> Recording:
     """Run `program` for `config` (fully-qualified keys, structured values) and record it.
 
@@ -238,7 +242,17 @@ def run_program(
     def program_main() -> None:
         runpy.run_path(str(program), run_name="__main__")
 
-    pulumi.runtime.test(program_main)()
+    # The program learns where `secure:` leaves sit from the stack file (components/config/
+    # source.py); the engine runs it beside Pulumi.<stack>.yaml, the offline plan names the file.
+    previous = os.environ.pop(STACK_FILE_ENV, None)
+    if stack_file is not None:
+        os.environ[STACK_FILE_ENV] = str(stack_file)
+    try:
+        pulumi.runtime.test(program_main)()
+    finally:
+        os.environ.pop(STACK_FILE_ENV, None)
+        if previous is not None:
+            os.environ[STACK_FILE_ENV] = previous
     root = settings.get_root_resource()
     outputs, secret = _resolve_outputs(getattr(root, "outputs", {}) or {})
     return Recording(

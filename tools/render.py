@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from components.config.source import read_stack_file
 from tools.engine import (
     CONTROL_PLANE_IP,
     LOAD_BALANCER_IP,
@@ -65,25 +66,18 @@ class Plan:
         )
 
 
-def read_stack_file(path: Path) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """Config of a stack file with every `secure:` value replaced by a placeholder."""
-    document = yaml.safe_load(path.read_text()) or {}
-    config: dict[str, Any] = {}
-    secret_keys: list[str] = []
-    for key, value in (document.get("config") or {}).items():
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            config[key] = f"<secret {key}>"
-            secret_keys.append(key)
-        else:
-            config[key] = value
-    return config, tuple(secret_keys)
-
-
 def render(stack: str, stack_file: Path | None = None) -> Plan:
     """Run the program for a stack; raises ConfigError when the config is invalid."""
-    config, secret_keys = read_stack_file(stack_file or ROOT / f"Pulumi.{stack}.yaml")
-    recording = run_program(config, stack=stack, secret_keys=secret_keys)
-    return Plan.of(stack, recording, secret_keys)
+    path = stack_file or ROOT / f"Pulumi.{stack}.yaml"
+    read = read_stack_file(path)
+    recording = run_program(read.config, stack=stack, secret_keys=read.secret_keys, stack_file=path)
+    return Plan.of(stack, recording, read.secret_keys)
+
+
+def supported_kubernetes_versions() -> list[str]:
+    from kubernetes_validate import utils
+
+    return list(utils.all_versions())
 
 
 # --- artifacts ---------------------------------------------------------------------------------
@@ -323,6 +317,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from components.config import ConfigError
 
+    versions = supported_kubernetes_versions()
+    wanted = args.kubernetes_version
+    if not any(v == wanted or v.startswith(wanted + ".") for v in versions):
+        print(
+            f"gke-gpu: --kubernetes-version {args.kubernetes_version!r} has no schema here "
+            f"(supported: {versions[0]} to {versions[-1]}). Use the cluster's minor version, "
+            "e.g. --kubernetes-version 1.33.",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
     try:
         plan = render(args.stack, stack_file)
     except ConfigError as exc:

@@ -1,0 +1,37 @@
+"""Every default of the config in one place: what a stack gets for what it does not say."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.config.schema import Mode
+
+DEFAULT_IMAGE = "vllm/vllm-openai:v0.6.4"
+# A small open model (Apache-2.0, no Hugging Face token needed) that fits one L4 with room to spare.
+DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+DEFAULT_NAMESPACE = "gke-gpu"
+# Requests of a workload that sets none (issue 9 derives them from the node's allocatable).
+DEFAULT_CPU = "4"
+DEFAULT_MEMORY = "16Gi"
+
+
+def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:
+    """The workload a stack gets when it names none: an OpenAI-compatible vLLM server on 1 GPU.
+
+    On GKE it asks for one L4 on Spot; an existing cluster has neither GKE accelerator labels
+    nor Spot nodes, so there it asks for one GPU of whatever kind the cluster has.
+    """
+    gke = mode != "existing"
+    workload: dict[str, Any] = {
+        "name": "llm",
+        "kind": "Deployment",
+        "image": DEFAULT_IMAGE,
+        "gpu": {"type": "nvidia-l4", "count": 1} if gke else {"count": 1},
+        "args": ["--model", DEFAULT_MODEL, "--max-model-len", "4096"],
+        "port": 8000,
+        "probe": {"path": "/health"},
+        "expose": {"port": 80},
+    }
+    if gke:
+        workload["spot"] = True
+    return [workload]

@@ -1,0 +1,119 @@
+"""Value formats (names, quantities, images, labels) and how values and key paths are shown."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+# Every pattern is matched with re.fullmatch and ASCII-only classes: `\d` and `$` would accept
+# non-ASCII digits and a trailing newline.
+
+# GKE cluster and node pool names: lowercase letters, digits and hyphens, starting with a letter,
+# ending with a letter or digit, at most 40 characters (`gcloud container clusters create --help`).
+GKE_NAME = r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?"
+# Workload names also name their Service, so they follow RFC 1035 labels (Kubernetes Service rule).
+K8S_NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
+# Label values in Kubernetes and GCE: at most 63 of [a-z0-9_-] here (GCE is the stricter one).
+LABEL_VALUE = r"[a-z0-9](?:[-_a-z0-9]{0,61}[a-z0-9])?"
+ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+CONFIG_KEY = r"[A-Za-z][A-Za-z0-9_.-]{0,99}"
+CPU_QUANTITY = r"(?:[0-9]+(?:\.[0-9]+)?|[0-9]+m)"
+MEMORY_QUANTITY = r"[0-9]+(?:\.[0-9]+)?(?:Ki|Mi|Gi|Ti|k|M|G|T)?"
+ZONE = r"[a-z]+-[a-z]+[0-9]+-[a-z]"
+REGION = r"[a-z]+-[a-z]+[0-9]+"
+ABSOLUTE_PATH = r"/[^\x00\n]*"
+# Google Cloud project ids: 6-30 lowercase letters, digits and hyphens, starting with a letter,
+# not ending with a hyphen (cloud.google.com/resource-manager/docs/creating-managing-projects,
+# "Before you begin"); legacy domain-scoped ids carry a `domain:` prefix.
+PROJECT_ID = r"(?:[a-z][-a-z0-9.]{0,61}[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]"
+# Kubernetes label keys (apimachinery validation.IsQualifiedName): optional DNS-subdomain prefix
+# and '/', then a name of at most 63 characters; values at most 63, possibly empty.
+_LABEL_NAME = r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+LABEL_KEY = rf"(?:[a-z0-9](?:[-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}"
+K8S_LABEL_VALUE = rf"(?:{_LABEL_NAME})?"
+# Container image references: the grammar of distribution/reference (reference.go, regexp.go):
+# [domain[:port]/]path-component[/path-component...][:tag][@digest]
+_DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?"
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+IMAGE = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::{_TAG})?(?:@{_DIGEST})?"
+
+HINTS: dict[str, str] = {
+    GKE_NAME: "is not a valid GKE name: use 1-40 lowercase letters, digits and hyphens, "
+    "starting with a letter and ending with a letter or digit (e.g. 'gpu-l4').",
+    K8S_NAME: "is not a valid Kubernetes name: use 1-63 lowercase letters, digits and hyphens, "
+    "starting with a letter and ending with a letter or digit (e.g. 'llm').",
+    LABEL_VALUE: "is not a valid label value: use 1-63 lowercase letters, digits, '-' and '_' "
+    "(e.g. 'latency-slo').",
+    ENV_NAME: "is not a valid environment variable name: use letters, digits and '_', "
+    "not starting with a digit (e.g. 'HF_TOKEN').",
+    CONFIG_KEY: "is not a valid config key: name the key you set with "
+    "`pulumi config set --secret gke-gpu:<key> ...` (letters, digits, '_', '-', '.').",
+    CPU_QUANTITY: "is not a CPU quantity: use cores ('4', '0.5') or millicores ('500m').",
+    MEMORY_QUANTITY: "is not a memory quantity: use a number with a binary suffix "
+    "('16Gi', '512Mi').",
+    ZONE: "is not a zone name: use the form 'us-central1-a'.",
+    ABSOLUTE_PATH: "is not an absolute path: start it with '/' (e.g. '/data').",
+    IMAGE: "is not a container image reference: use [registry/]repository[:tag][@digest] in "
+    "lowercase without spaces (e.g. 'vllm/vllm-openai:v0.11.0').",
+    LABEL_KEY: "is not a Kubernetes label key: use [prefix/]name, the name at most 63 letters, "
+    "digits, '-', '_' or '.' (e.g. 'gpu' or 'example.com/gpu').",
+    K8S_LABEL_VALUE: "is not a Kubernetes label value: at most 63 letters, digits, '-', '_' or "
+    "'.', starting and ending with a letter or digit.",
+    PROJECT_ID: "is not a Google Cloud project id: 6-30 lowercase letters, digits and hyphens, "
+    "starting with a letter (e.g. 'acme-ml-dev'). Use the project id, not its name or number.",
+}
+
+
+def matches(pattern: str, value: str) -> bool:
+    return re.fullmatch(pattern, value, flags=re.ASCII) is not None
+
+
+def hint(pattern: str) -> str:
+    return HINTS.get(pattern, "has the wrong format.")
+
+
+# --- quantities ----------------------------------------------------------------------------------
+
+GIB = Decimal(2**30)  # Compute Engine's "GB" of machine memory are GiB
+_SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+_SUFFIX.update({"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40})
+
+
+def quantity_bytes(quantity: str) -> Decimal:
+    """Bytes in a memory quantity already matched by MEMORY_QUANTITY ('16Gi' -> 17179869184)."""
+    number = re.match(r"[0-9]+(?:\.[0-9]+)?", quantity)
+    assert number is not None
+    return Decimal(number.group()) * _SUFFIX[quantity[number.end() :]]
+
+
+def quantity_cores(quantity: str) -> Decimal:
+    """Cores in a CPU quantity already matched by CPU_QUANTITY ('500m' -> 0.5)."""
+    return Decimal(quantity[:-1]) / 1000 if quantity.endswith("m") else Decimal(quantity)
+
+
+# --- key paths and values in messages -------------------------------------------------------------
+
+_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*", re.ASCII)
+
+
+def join(base: str, part: int | str) -> str:
+    """`base` extended by a list index or a map key, keys quoted as written when not plain."""
+    if isinstance(part, int):
+        return f"{base}[{part}]"
+    if not _BARE_KEY.fullmatch(part):
+        return f"{base}[{part!r}]"
+    return f"{base}.{part}" if base else part
+
+
+MAX_SHOWN = 60
+
+
+def show(value: object) -> str:
+    """A value as a message shows it: its repr, cut to MAX_SHOWN characters."""
+    text = repr(value)
+    return (
+        text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 5] + "...'" + f" ({len(text)} chars)"
+    )

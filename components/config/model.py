@@ -1,0 +1,187 @@
+"""The resolved config the components receive: frozen, typed, every default filled in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pulumi
+
+from components.config.schema import DevicePluginType, Driver, Kind, Mode
+
+NAMESPACE = "gke-gpu"
+
+
+class ConfigError(pulumi.RunError):
+    """Every problem found in a stack's config; Pulumi prints it without a Python traceback."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        listing = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(
+            f"{len(problems)} problem(s) in the gke-gpu config; nothing was created:\n{listing}"
+        )
+
+
+class Secret:
+    """A value that came from `secure:` config: never shown, handed on only as a secret Output."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def __repr__(self) -> str:
+        return "Secret([secret])"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(("Secret", self._value))
+
+    def output(self) -> pulumi.Output[str]:
+        return pulumi.Output.secret(self._value)
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    mode: Mode
+    name: str
+    location: str
+    release_channel: str
+    deletion_protection: bool
+    master_authorized_networks: tuple[str, ...]
+    private_nodes: bool
+    system_machine_type: str
+    system_nodes: int
+
+
+@dataclass(frozen=True)
+class DevicePluginConfig:
+    """How an existing cluster's GPUs become schedulable as nvidia.com/gpu."""
+
+    type: DevicePluginType
+    """static: NVIDIA's device plugin DaemonSet; gpu-operator: the NVIDIA GPU Operator;
+    none: the cluster already advertises nvidia.com/gpu."""
+    sharing_replicas: int | None
+    """Time-slicing: each physical GPU is advertised as this many nvidia.com/gpu (None: off)."""
+    install_driver: bool
+    """gpu-operator: the operator installs the NVIDIA driver (its driver.enabled value)."""
+
+
+@dataclass(frozen=True)
+class ExistingClusterConfig:
+    """A cluster this stack does not manage: only a provider for it is built."""
+
+    kubeconfig: str | Secret | None
+    """The kubeconfig itself (a Secret: `cluster.kubeconfig` set with --secret), or the name of
+    the secret config key (namespace gke-gpu) holding it (the older indirection)."""
+    context: str | None
+    """A context of the ambient kubeconfig (KUBECONFIG or ~/.kube/config)."""
+    device_plugin: DevicePluginConfig
+    mode: Literal["existing"] = "existing"
+
+    @property
+    def name(self) -> str:
+        """What the clusterName output shows: the context, or 'existing' for a kubeconfig."""
+        return self.context or "existing"
+
+
+@dataclass(frozen=True)
+class Sharing:
+    strategy: Literal["TIME_SHARING", "MPS"]
+    max_clients_per_gpu: int
+
+
+@dataclass(frozen=True)
+class NodePoolConfig:
+    name: str
+    gpu_type: str
+    gpu_count: int
+    machine_type: str
+    spot: bool
+    min_nodes: int
+    max_nodes: int
+    min_nodes_reason: str | None
+    zones: tuple[str, ...]
+    image_type: str
+    driver: Driver
+    sharing: Sharing | None
+    partition_size: str | None
+
+    @property
+    def shared(self) -> bool:
+        """A pool whose GPUs serve several containers (time-sharing, MPS or MIG)."""
+        return self.sharing is not None or self.partition_size is not None
+
+
+@dataclass(frozen=True)
+class Probe:
+    path: str
+    port: int
+    startup_seconds: int
+
+
+@dataclass(frozen=True)
+class Storage:
+    size: str
+    mount_path: str
+    storage_class: str | None
+
+
+@dataclass(frozen=True)
+class Expose:
+    port: int
+    source_ranges: tuple[str, ...]
+    type: Literal["LoadBalancer", "NodePort"]
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    name: str
+    kind: Kind
+    image: str
+    gpu_type: str | None
+    gpu_count: int
+    spot: bool
+    replicas: int
+    command: tuple[str, ...]
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    secret_env: tuple[tuple[str, str], ...]
+    """Env var -> name of a secret top-level config key (the `secretEnv` indirection)."""
+    secret_values: tuple[tuple[str, Secret], ...]
+    """Env var -> secret value: env values that came from `secure:` (nested secrets)."""
+    port: int | None
+    probe: Probe | None
+    cpu: str
+    memory: str
+    storage: Storage | None
+    node_selector: tuple[tuple[str, str], ...]
+    expose: Expose | None
+    run_as_user: int | None
+    backoff_limit: int
+    wait_for_completion: bool
+    """Job: `pulumi up` waits until it completes (otherwise it only creates it)."""
+    node_pool: NodePoolConfig | None
+    """Standard mode: the node pool this workload is pinned to (the smallest one that fits)."""
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    project: str
+    """gcp:project; empty in existing mode, which creates no Google Cloud resource."""
+    region: str
+    """gcp:region; empty in existing mode."""
+    stack: str
+    namespace: str
+    cluster: ClusterConfig | ExistingClusterConfig
+    node_pools: tuple[NodePoolConfig, ...]
+    workloads: tuple[WorkloadConfig, ...]
+    secrets: tuple[str, ...] = field(default=())
+    """Config keys (namespace gke-gpu) that hold secrets the workloads read."""
+
+    @property
+    def exposed(self) -> tuple[WorkloadConfig, ...]:
+        return tuple(w for w in self.workloads if w.expose is not None)

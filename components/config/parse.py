@@ -1,0 +1,306 @@
+"""Parsing raw config items into schema models so that one broken field hides nothing else.
+
+pydantic reports every type, format and unknown-key error of an item at once, but then yields no
+model, so the cross-field rules (GPU counts, zones, drivers) would stay silent. `parse` therefore
+reports those errors, drops the broken leaves (or fills a required one with a stand-in) and
+validates again: the rules run on the rest, and problems about the broken leaves are filtered
+out later (`Problems.drop_under`), since their own message already says what is wrong.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from components.config import formats
+from components.config.schema import Model, aliases
+
+M = TypeVar("M", bound=Model)
+
+# Stand-ins for required fields that are missing or broken, so that the rest is still checked.
+_STAND_INS: dict[str, Any] = {
+    "name": "unnamed",
+    "image": "unnamed",
+    "gpu": {},
+    "size": "1Gi",
+    "mountPath": "/",
+    "strategy": "TIME_SHARING",
+    "replicas": 2,
+}
+_KINDS = {
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    dict: "a mapping",
+    type(None): "null",
+}
+_EXPECTED = {
+    "int_type": "a whole number",
+    "int_from_float": "a whole number",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+}
+
+
+# Words YAML 1.1 read as booleans and YAML 1.2 (the Pulumi CLI's reading) reads as strings.
+_YAML11_WORDS = {"on", "off", "yes", "no", "y", "n"}
+
+
+def kind_of(value: Any) -> str:
+    return _KINDS.get(type(value), type(value).__name__)
+
+
+@dataclass
+class Context:
+    """What messages may show: values under a secret key are never echoed."""
+
+    secret_keys: frozenset[str] = frozenset()
+    secure_paths: frozenset[str] | None = frozenset()
+
+    def is_secret(self, path: str) -> bool:
+        top = path.split(".", 1)[0].split("[", 1)[0]
+        if top not in self.secret_keys:
+            return False
+        if self.secure_paths is None:
+            return True  # which leaf was secure is unknown: treat every value as secret
+        return any(
+            path == p
+            or path.startswith((p + ".", p + "["))
+            or p.startswith((path + ".", path + "["))
+            for p in self.secure_paths
+        )
+
+    def show(self, path: str, value: Any) -> str:
+        return "(a secret, not shown)" if self.is_secret(path) else formats.show(value)
+
+
+@dataclass
+class Problems:
+    """Problems found so far, and the key paths whose own problem was already reported."""
+
+    items: list[str] = field(default_factory=list)
+    broken: set[str] = field(default_factory=set)
+
+    def add(self, problem: str) -> None:
+        self.items.append(problem)
+
+    def __iadd__(self, problems: list[str]) -> Problems:
+        self.items.extend(problems)
+        return self
+
+    def mark_broken(self, path: str) -> None:
+        self.broken.add(path)
+
+    def is_broken(self, path: str) -> bool:
+        return any(path == b or path.startswith((b + ".", b + "[")) for b in self.broken)
+
+    def final(self) -> list[str]:
+        """Every problem once, without follow-ups about leaves that are already reported broken."""
+        seen: set[str] = set()
+        result = []
+        for problem in self.items:
+            path = problem.split(": ", 1)[0]
+            followup = (
+                any(path.startswith((b + ".", b + "[")) or path == b for b in self.broken)
+                and problem not in self._own
+            )
+            if followup or problem in seen:
+                continue
+            seen.add(problem)
+            result.append(problem)
+        return sorted(result, key=_by_path)
+
+    _own: set[str] = field(default_factory=set)
+
+    def own(self, problem: str) -> None:
+        """A parse problem: kept even though its path is broken."""
+        self._own.add(problem)
+        self.items.append(problem)
+
+
+_SECTIONS = ("gcp:", "gke-gpu:", "cluster", "devicePlugin", "nodePools", "workloads")
+
+
+def _by_path(problem: str) -> tuple[Any, ...]:
+    """Problems in the order of the stack file: section, then item index, then the rest."""
+    path = problem.split(": ", 1)[0]
+    section = next((i for i, s in enumerate(_SECTIONS) if path.startswith(s)), len(_SECTIONS))
+    index = re.match(r"[A-Za-z]+\[(\d+)\]", path)
+    return (section, int(index.group(1)) if index else -1)
+
+
+def _path(base: str, loc: tuple[int | str, ...]) -> str:
+    path = base
+    for part in loc:
+        if part == "[key]":
+            continue
+        path = formats.join(path, part)
+    return path
+
+
+def _model_at(model: type[Model], loc: tuple[int | str, ...]) -> type[Model] | None:
+    """The schema model that holds the last key of `loc`, for listing its allowed keys."""
+    current: type[Model] = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        found = next((f for n, f in current.model_fields.items() if (f.alias or n) == part), None)
+        if found is None:
+            return None
+        nested = _nested_model(found.annotation)
+        if nested is None:
+            return None
+        current = nested
+    return current
+
+
+def _nested_model(annotation: Any) -> type[Model] | None:
+    if isinstance(annotation, type) and issubclass(annotation, Model):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        nested = _nested_model(arg)
+        if nested is not None:
+            return nested
+    return None
+
+
+def message(err: ErrorDetails, model: type[Model], base: str, ctx: Context) -> str:
+    loc = tuple(err["loc"])
+    path = _path(base, loc)
+    value = err.get("input")
+    kind = err["type"]
+    details = err.get("ctx") or {}
+    if loc and loc[-1] == "[key]":
+        return f"{path}: the key {ctx.show(path, value)} is not a string. Quote it."
+    if kind == "extra_forbidden":
+        holder = _model_at(model, loc)
+        allowed = f" Keys allowed here: {', '.join(aliases(holder))}." if holder else ""
+        return f"{path}: unknown key.{allowed} Check the spelling (keys are camelCase)."
+    if kind == "missing":
+        return f"{path}: required but not set. Add it to the stack file."
+    if kind == "string_pattern_mismatch":
+        pattern = str(details.get("pattern", ""))[4:-2]  # strip schema._pattern's ^(?: )$
+        return f"{path}: {ctx.show(path, value)} {formats.hint(pattern)}"
+    if kind in _EXPECTED:
+        got = kind_of(value)
+        fix = ""
+        if kind == "string_type" and isinstance(value, bool | int | float):
+            fix = ' Quote it in the stack file (e.g. "8000", "true").'
+        elif isinstance(value, str) and value.lower() in _YAML11_WORDS:
+            fix = (
+                f" Stack files are YAML 1.2, where {value} is the string {value!r}, not a "
+                "boolean: write true/false" + (" or a number." if kind == "int_type" else ".")
+            )
+        elif kind in ("int_type", "int_from_float") and isinstance(value, str):
+            fix = " Write the number without quotes."
+        elif kind == "int_type" and isinstance(value, bool):
+            fix = " (YAML 1.2 reads only true/false as booleans; write a number.)"
+        return f"{path}: expected {_EXPECTED[kind]}, got {got}.{fix}"
+    if kind == "literal_error":
+        return (
+            f"{path}: {ctx.show(path, value)} is not allowed. Use one of: "
+            f"{details.get('expected', '')}."
+        )
+    bounds = {
+        "greater_than_equal": ("at least", "ge"),
+        "less_than_equal": ("at most", "le"),
+        "greater_than": ("more than", "gt"),
+        "less_than": ("less than", "lt"),
+    }
+    if kind in bounds:
+        word, key = bounds[kind]
+        return f"{path}: {ctx.show(path, value)} is out of range: it must be {word} {details[key]}."
+    if kind == "too_long":
+        return f"{path}: too many entries (at most {details.get('max_length')})."
+    if kind == "string_too_long":
+        return f"{path}: too long (at most {details.get('max_length')} characters)."
+    if kind == "string_too_short":
+        return f"{path}: must not be empty."
+    return f"{path}: not valid ({err['msg']})."
+
+
+def _child(parent: Any, part: int | str) -> Any:
+    if isinstance(parent, Mapping):
+        return parent.get(part)
+    if isinstance(parent, list) and isinstance(part, int) and part < len(parent):
+        return parent[part]
+    return None
+
+
+def _drop(raw: Any, loc: tuple[int | str, ...], missing: bool) -> None:
+    """Remove the leaf at `loc` from `raw` (or fill in a stand-in for a required one)."""
+    keys = [p for p in loc if p != "[key]"]
+    if not keys:
+        return
+    parent = raw
+    for part in keys[:-1]:
+        parent = _child(parent, part)
+    last = keys[-1]
+    if isinstance(parent, dict):
+        if isinstance(last, str) and last in _STAND_INS and (missing or last in parent):
+            parent[last] = copy.deepcopy(_STAND_INS[last])
+        else:
+            parent.pop(last, None)
+    elif isinstance(parent, list) and isinstance(last, int) and last < len(parent):
+        parent[last] = None  # a list with a broken item falls back to its default as a whole
+
+
+def parse(model: type[M], raw: Any, base: str, problems: Problems, ctx: Context) -> M | None:
+    """`raw` as `model`, or None when it is not even a mapping. Every error is reported."""
+    if not isinstance(raw, Mapping):
+        problems.own(f"{base}: expected a mapping of keys, got {kind_of(raw)}.")
+        problems.mark_broken(base)
+        return None
+    repaired: Any = copy.deepcopy(dict(raw))
+    for _attempt in range(3):
+        try:
+            return model.model_validate(repaired)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = tuple(err["loc"])
+                if _attempt == 0 and not problems.is_broken(_path(base, loc)):
+                    problems.own(message(err, model, base, ctx))
+                problems.mark_broken(_path(base, loc))
+                _drop(repaired, loc, err["type"] == "missing")
+            _drop_broken_lists(repaired)
+    return None
+
+
+def _drop_broken_lists(raw: Any) -> None:
+    """Lists with a dropped item fall back to their default as a whole."""
+    if isinstance(raw, dict):
+        for key in list(raw):
+            value = raw[key]
+            if isinstance(value, list) and any(v is None for v in value):
+                raw.pop(key)
+            else:
+                _drop_broken_lists(value)
+
+
+def parse_list(
+    model: type[M], raw: Any, base: str, problems: Problems, ctx: Context
+) -> list[tuple[int, M]]:
+    """Each item of a list key that parses, with its index (broken items are reported)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        problems.own(f"{base}: expected a list, got {kind_of(raw)}. Use a YAML list (- ...).")
+        return []
+    parsed = []
+    for i, item in enumerate(raw):
+        result = parse(model, item, f"{base}[{i}]", problems, ctx)
+        if result is not None:
+            parsed.append((i, result))
+    return parsed

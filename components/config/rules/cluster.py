@@ -1,0 +1,189 @@
+"""Cluster rules: location, authorized networks, mode-specific keys, existing clusters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.config import formats
+from components.config.model import NAMESPACE, DevicePluginConfig, Secret
+from components.config.parse import Context, Problems, parse
+from components.config.rules.pools import cidr_problems
+from components.config.schema import DEVICE_PLUGIN_TYPES, ClusterSpec, DevicePluginSpec, Mode
+
+# cluster keys that configure a GKE cluster: on an existing cluster they would do nothing.
+GKE_ONLY_CLUSTER_KEYS = (
+    "name",
+    "location",
+    "releaseChannel",
+    "deletionProtection",
+    "masterAuthorizedNetworks",
+    "privateNodes",
+    "systemPool",
+)
+KUBECONFIG_FIX = (
+    "pulumi config set --path --secret 'gke-gpu:cluster.kubeconfig' \"$(cat ~/.kube/config)\""
+)
+
+
+def gke_cluster_problems(cluster: ClusterSpec, mode: Mode, region: str, ctx: Context) -> list[str]:
+    problems = []
+    location = cluster.location
+    if location is not None and not (
+        location == region
+        or (formats.matches(formats.ZONE, location) and location.startswith(region + "-"))
+    ):
+        problems.append(
+            f"cluster.location: {ctx.show('cluster.location', location)} is neither the region "
+            f"{region!r} nor one of its zones. Use {region!r} (regional) or e.g. '{region}-a' "
+            "(zonal)."
+        )
+    if mode == "autopilot" and location is not None and location.startswith(region + "-"):
+        problems.append(
+            f"cluster.location: Autopilot clusters are regional; {location!r} is a zone. Remove "
+            f"location or set it to {region!r}."
+        )
+    problems += cidr_problems(
+        "cluster.masterAuthorizedNetworks", cluster.master_authorized_networks, ctx
+    )
+    if cluster.kubeconfig is not None or cluster.context is not None:
+        problems.append(
+            "cluster.kubeconfig/context: only for mode 'existing'; GKE modes build their own "
+            "kubeconfig. Remove them."
+        )
+    if mode == "autopilot" and "system_pool" in cluster.model_fields_set:
+        problems.append(
+            "cluster.systemPool: Autopilot manages its own nodes. Remove systemPool or use mode "
+            "'standard'."
+        )
+    return problems
+
+
+def secret_placement_problems(ctx: Context) -> list[str]:
+    """Only cluster.kubeconfig may be secret among the cluster keys; nothing in the others."""
+    problems = [
+        f"{key}: holds a secret (`secure:`), but nothing in {key} is secret: it configures "
+        "the cluster in plain text. Store it without --secret."
+        for key in ("nodePools", "namespace", "devicePlugin")
+        if key in ctx.secret_keys
+    ]
+    if ctx.secure_paths is not None and "cluster" in ctx.secret_keys:
+        problems += [
+            f"{path}: a secret (`secure:`) here makes no sense: this value configures the "
+            "cluster in plain text. Store it without --secret; only cluster.kubeconfig can be "
+            "secret."
+            for path in sorted(ctx.secure_paths)
+            if path.startswith(("cluster.", "cluster[")) and path != "cluster.kubeconfig"
+        ]
+    return problems
+
+
+def kubeconfig(cluster: ClusterSpec, ctx: Context) -> str | Secret | None:
+    """cluster.kubeconfig: the kubeconfig itself when it came from `secure:`, else the name of a
+    top-level secret key (the older indirection)."""
+    value = cluster.kubeconfig
+    if value is None:
+        return None
+    if "cluster" in ctx.secret_keys and (
+        "cluster.kubeconfig" in (ctx.secure_paths or ())
+        or ctx.secure_paths is None
+        and not formats.matches(formats.CONFIG_KEY, value)
+    ):
+        return Secret(value)
+    return value
+
+
+def device_plugin(
+    raw: Any, mode: Mode | None, problems: Problems, ctx: Context
+) -> DevicePluginConfig:
+    """The devicePlugin key: a mode name, or {type, sharing: {replicas}, installDriver}."""
+    default = DevicePluginConfig(type="static", sharing_replicas=None, install_driver=True)
+    key = f"{NAMESPACE}:devicePlugin"
+    if raw is None:
+        return default
+    if mode is not None and mode != "existing":
+        problems.add(
+            f"devicePlugin: only for cluster.mode 'existing'; GKE runs its own NVIDIA device "
+            f"plugin on GPU nodes (share GPUs there with nodePools[].sharing). Remove {key}."
+        )
+        return default
+    allowed = ", ".join(DEVICE_PLUGIN_TYPES)
+    if isinstance(raw, str):
+        if raw not in DEVICE_PLUGIN_TYPES:
+            problems.add(
+                f"devicePlugin: {formats.show(raw)} is not a device plugin mode (allowed: "
+                f"{allowed}). Use static (NVIDIA's device plugin DaemonSet), gpu-operator (the "
+                "NVIDIA GPU Operator) or none (the cluster already advertises nvidia.com/gpu)."
+            )
+            return default
+        raw = {"type": raw}
+    spec = parse(DevicePluginSpec, raw, "devicePlugin", problems, ctx)
+    if spec is None:
+        return default
+    if spec.type == "none" and spec.sharing is not None:
+        problems.add(
+            "devicePlugin.sharing: type 'none' deploys nothing, so nothing would time-slice "
+            "the GPUs. Configure sharing in the cluster's own device plugin and remove it here, "
+            "or use type static or gpu-operator."
+        )
+    if spec.type != "gpu-operator" and spec.install_driver is not None:
+        problems.add(
+            f"devicePlugin.installDriver: only the GPU Operator installs drivers, and type is "
+            f"{spec.type!r}. Install the driver on the nodes yourself and remove installDriver, "
+            "or use type gpu-operator."
+        )
+    return DevicePluginConfig(
+        type=spec.type,
+        sharing_replicas=spec.sharing.replicas if spec.sharing else None,
+        # The chart's own default (driver.enabled: true): the operator brings the driver.
+        install_driver=True if spec.install_driver is None else spec.install_driver,
+    )
+
+
+def existing_cluster_problems(
+    cluster: ClusterSpec, raw: dict[str, Any], kubeconfig_given: bool, ctx: Context
+) -> list[str]:
+    """cluster.* in existing mode: no GKE settings, and exactly one way to reach the cluster."""
+    problems = [
+        f"cluster.{key}: configures a GKE cluster, but mode 'existing' deploys into a cluster "
+        "this stack does not manage, so it would do nothing. Remove it."
+        for key in GKE_ONLY_CLUSTER_KEYS
+        if key
+        in {f.alias for n, f in ClusterSpec.model_fields.items() if n in cluster.model_fields_set}
+    ]
+    value = kubeconfig(cluster, ctx)
+    if cluster.kubeconfig is not None and cluster.context is not None:
+        problems.append(
+            "cluster.kubeconfig/context: set one, not both. kubeconfig is the cluster's "
+            "kubeconfig, stored as a secret; context picks a context of the kubeconfig on the "
+            "machine that runs Pulumi."
+        )
+    elif cluster.kubeconfig is None and cluster.context is None and not kubeconfig_given:
+        problems.append(
+            "cluster: mode 'existing' needs to know which cluster to deploy to. Store its "
+            f"kubeconfig as a secret (`{KUBECONFIG_FIX}`), or set cluster.context to a context "
+            "of your kubeconfig (`kubectl config get-contexts`). The current context is never "
+            "used implicitly: `kubectl config use-context` changes it, and the next `pulumi up` "
+            "would deploy to another cluster."
+        )
+    if isinstance(value, str):
+        if not formats.matches(formats.CONFIG_KEY, value):
+            # The value is never shown: it may be the kubeconfig itself, credentials included.
+            problems.append(
+                "cluster.kubeconfig: holds a value in plain text that is not the name of a "
+                "config key (not shown here, as it may hold credentials). A kubeconfig grants "
+                f"access to the cluster: store it as a secret with `{KUBECONFIG_FIX}`, and "
+                "remove the plain-text value from the stack file."
+            )
+        elif value not in ctx.secret_keys:
+            where = "is stored in plain text" if value in raw else "is not set"
+            problems.append(
+                f"cluster.kubeconfig: config key {value!r} {where}; it must be a secret (a "
+                "kubeconfig grants access to the cluster, and a plain value would sit in the "
+                f"stack file and the state). Run `{KUBECONFIG_FIX}`."
+            )
+    if cluster.context is not None and not cluster.context.strip():
+        problems.append(
+            "cluster.context: empty. Set it to a context name from `kubectl config "
+            "get-contexts`, or use cluster.kubeconfig."
+        )
+    return problems

@@ -1,0 +1,90 @@
+"""Names: derived defaults that are always valid, collisions, reserved namespaces, project ids."""
+
+from __future__ import annotations
+
+import re
+
+from components.config import formats
+
+# Namespaces Kubernetes and GKE manage themselves: Kubernetes' own `kube-` namespaces and
+# `default`, and GKE's managed namespaces (cloud.google.com/kubernetes-engine/docs/concepts/
+# autopilot-security#built-in-security: "GKE-managed namespaces", e.g. gke-managed-system,
+# gmp-system, gmp-public). A workload namespace there would be refused by Autopilot and would
+# mix the team's GPU workloads with cluster components elsewhere.
+RESERVED_NAMESPACES = ("default", "gmp-system", "gmp-public", "gke-gmp-system")
+RESERVED_PREFIXES = ("kube-", "gke-managed-", "gke-system")
+
+
+def gke_name(text: str, limit: int = 40) -> str:
+    """A valid GKE name made from any text (a stack name like `Prod_EU` -> `prod-eu`)."""
+    name = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    if not name or not name[0].isalpha():
+        name = f"g-{name}" if name else "g"
+    return name[:limit].rstrip("-")
+
+
+def cluster_name(stack: str) -> str:
+    return gke_name(f"gke-gpu-{stack}")
+
+
+def pool_name(gpu_type: str, taken: set[str]) -> str:
+    """A pool's default name from its GPU type (`nvidia-tesla-t4` -> `t4`), unique in the stack."""
+    base = gke_name(re.sub(r"^nvidia-(?:tesla-)?", "", gpu_type), limit=30)
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+def namespace_problems(namespace: object) -> list[str]:
+    key = "gke-gpu:namespace"
+    if not isinstance(namespace, str) or not formats.matches(formats.K8S_NAME, namespace):
+        shown = formats.show(namespace) if isinstance(namespace, str) else "that value"
+        return [f"{key}: {shown} {formats.hint(formats.K8S_NAME)}"]
+    if namespace in RESERVED_NAMESPACES or namespace.startswith(RESERVED_PREFIXES):
+        return [
+            f"{key}: {namespace!r} is reserved for Kubernetes and GKE components. Use a "
+            "namespace of your own (the default is 'gke-gpu')."
+        ]
+    return []
+
+
+def project_problems(project: str | None) -> list[str]:
+    if not project:
+        return ["gcp:project: not set. Run `pulumi config set gcp:project <your-project-id>`."]
+    if not formats.matches(formats.PROJECT_ID, project):
+        return [f"gcp:project: {formats.show(project)} {formats.hint(formats.PROJECT_ID)}"]
+    return []
+
+
+def region_problems(region: str | None) -> list[str]:
+    if not region:
+        return ["gcp:region: not set. Run `pulumi config set gcp:region us-central1`."]
+    if not formats.matches(formats.REGION, region):
+        return [f"gcp:region: {formats.show(region)} is not a region name (e.g. 'us-central1')."]
+    return []
+
+
+def taken(path: str, name: str, seen: set[str]) -> list[str]:
+    """Records `name`; a problem when an earlier item of the list already has it."""
+    clash = name in seen
+    seen.add(name)
+    return [f"{path}.name: {name!r} is used twice. Rename one."] if clash else []
+
+
+def object_name_problems(workloads: list[tuple[int, str, str]]) -> list[str]:
+    """Kubernetes objects the workloads create must not share a name: a workload `llm` of kind
+    StatefulSet creates the Service `llm-headless`, which another workload may be called."""
+    owners: dict[str, str] = {}
+    problems = []
+    for i, name, kind in workloads:
+        services = [name] + ([f"{name}-headless"] if kind == "StatefulSet" else [])
+        for service in services:
+            other = owners.get(service)
+            if other is not None and other != name:
+                problems.append(
+                    f"workloads[{i}].name: {name!r} makes a Service called {service!r}, which "
+                    f"the workload {other!r} also makes. Rename one of them."
+                )
+            owners.setdefault(service, name)
+    return problems

@@ -1,0 +1,156 @@
+"""The raw shape of the `gke-gpu:*` config: types, enums, formats, bounds and unknown keys.
+
+Strict: a boolean is not a number and a number is not a string, as in the engine's JSON (YAML's
+`on` is the string "on" under YAML 1.2, and `port: on` must not become port 1). Rules that need
+more than one field live in `rules/`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic.alias_generators import to_camel
+
+from components.config import formats
+
+Mode = Literal["standard", "autopilot", "existing"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+Driver = Literal["default", "latest", "installer"]
+ImageType = Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"]
+Kind = Literal["Deployment", "StatefulSet", "Job"]
+DevicePluginType = Literal["static", "gpu-operator", "none"]
+DEVICE_PLUGIN_TYPES: tuple[DevicePluginType, ...] = get_args(DevicePluginType)
+ExposeType = Literal["LoadBalancer", "NodePort"]
+
+
+def _pattern(pattern: str) -> StringConstraints:
+    # pydantic matches with Rust's regex, where `$` is the end of the text (no trailing newline).
+    return StringConstraints(pattern=f"^(?:{pattern})$")
+
+
+GkeName = Annotated[str, _pattern(formats.GKE_NAME)]
+K8sName = Annotated[str, _pattern(formats.K8S_NAME)]
+CpuQuantity = Annotated[str, _pattern(formats.CPU_QUANTITY)]
+MemoryQuantity = Annotated[str, _pattern(formats.MEMORY_QUANTITY)]
+Zone = Annotated[str, _pattern(formats.ZONE)]
+LabelValue = Annotated[str, _pattern(formats.LABEL_VALUE)]
+Image = Annotated[str, _pattern(formats.IMAGE), StringConstraints(max_length=512)]
+AbsolutePath = Annotated[str, _pattern(formats.ABSOLUTE_PATH), StringConstraints(max_length=1024)]
+Text = Annotated[str, StringConstraints(max_length=4096)]
+Port = Annotated[int, Field(ge=1, le=65535)]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=False,
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        hide_input_in_errors=True,
+    )
+
+
+class GpuSpec(Model):
+    type: Annotated[str, StringConstraints(max_length=64)] | None = None
+    # 16 is the most GPUs any GKE machine carries (a2-megagpu-16g); the catalog checks the rest.
+    count: Annotated[int, Field(ge=1, le=16)] = 1
+
+
+class SystemPoolSpec(Model):
+    machine_type: Annotated[str, _pattern(r"[a-z][-a-z0-9]{0,62}")] = "e2-standard-2"
+    nodes: Annotated[int, Field(ge=1, le=10)] = 1
+
+
+class ClusterSpec(Model):
+    mode: Mode = "autopilot"
+    name: GkeName | None = None
+    location: Annotated[str, StringConstraints(max_length=64)] | None = None
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
+    deletion_protection: bool = True
+    master_authorized_networks: Annotated[list[str], Field(max_length=100)] = []
+    private_nodes: bool = False
+    system_pool: SystemPoolSpec = SystemPoolSpec()
+    kubeconfig: Annotated[str, StringConstraints(max_length=1_000_000)] | None = None
+    context: Annotated[str, StringConstraints(min_length=1, max_length=253)] | None = None
+
+
+class DevicePluginSharingSpec(Model):
+    replicas: Annotated[int, Field(ge=2, le=48)]
+
+
+class DevicePluginSpec(Model):
+    type: DevicePluginType = "static"
+    sharing: DevicePluginSharingSpec | None = None
+    install_driver: bool | None = None
+
+
+class SharingSpec(Model):
+    strategy: Literal["TIME_SHARING", "MPS"]
+    max_clients_per_gpu: Annotated[int, Field(ge=2, le=48)] = 2
+
+
+class NodePoolSpec(Model):
+    name: GkeName | None = None
+    gpu: GpuSpec
+    machine_type: Annotated[str, _pattern(r"[a-z][-a-z0-9]{0,62}")] | None = None
+    spot: bool = False
+    min_nodes: Annotated[int, Field(ge=0, le=1000)] = 0
+    max_nodes: Annotated[int, Field(ge=1, le=1000)] = 1
+    min_nodes_reason: LabelValue | None = None
+    zones: Annotated[list[Zone], Field(max_length=10)] = []
+    image_type: ImageType = "COS_CONTAINERD"
+    driver: Driver = "default"
+    sharing: SharingSpec | None = None
+    partition_size: Annotated[str, StringConstraints(max_length=16)] | None = None
+
+
+class ProbeSpec(Model):
+    path: Annotated[str, _pattern(r"/[!-~]*"), StringConstraints(max_length=1024)] = "/"
+    port: Port | None = None
+    startup_seconds: Annotated[int, Field(ge=10, le=7200)] = 1800
+
+
+class ResourcesSpec(Model):
+    cpu: CpuQuantity | None = None
+    memory: MemoryQuantity | None = None
+
+
+class StorageSpec(Model):
+    size: MemoryQuantity
+    mount_path: AbsolutePath
+    storage_class: K8sName | None = None
+
+
+class ExposeSpec(Model):
+    port: Port = 80
+    source_ranges: Annotated[list[str], Field(max_length=100)] = []
+    type: ExposeType = "LoadBalancer"
+
+
+class WorkloadSpec(Model):
+    name: K8sName
+    kind: Kind = "Deployment"
+    image: Image
+    gpu: GpuSpec = GpuSpec(type="nvidia-l4")
+    spot: bool = False
+    replicas: Annotated[int, Field(ge=0, le=1000)] = 1
+    command: Annotated[list[Text], Field(max_length=256)] = []
+    args: Annotated[list[Text], Field(max_length=256)] = []
+    env: Annotated[dict[str, Text], Field(max_length=256)] = {}
+    secret_env: Annotated[dict[str, str], Field(max_length=256)] = {}
+    port: Port | None = 8000
+    probe: ProbeSpec | None = ProbeSpec()
+    resources: ResourcesSpec = ResourcesSpec()
+    storage: StorageSpec | None = None
+    node_selector: Annotated[dict[str, str], Field(max_length=64)] = {}
+    expose: ExposeSpec | None = None
+    run_as_user: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None
+    backoff_limit: Annotated[int, Field(ge=0, le=100)] = 3
+    wait_for_completion: bool = False
+
+
+def aliases(model: type[Model]) -> list[str]:
+    """The camelCase keys a model accepts, as the user writes them."""
+    return sorted(field.alias or name for name, field in model.model_fields.items())

@@ -1,0 +1,215 @@
+"""Reading config as the Pulumi engine hands it over, and stack files as the Pulumi CLI reads them.
+
+How the engine passes config (pulumi/pulumi sdk/go/common/resource/config, `Map.Decrypt` and
+`Object.Secure()`): every key arrives as a string; a structured value arrives as JSON, decrypted;
+a secure value anywhere inside a structured key makes the whole top-level key secret (listed in
+the run's secret keys). The program therefore receives `gke-gpu:workloads` decrypted, with only
+the knowledge that *something* in it was secret. Which leaves were `secure:` is known only from
+the stack file; `secure_paths` reads that (paths only, never values) when the file is there.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from components.config.formats import join
+from components.config.model import NAMESPACE, ConfigError
+
+# Keys whose value is a JSON object or list; the others are plain strings.
+STRUCTURED = ("cluster", "nodePools", "workloads", "devicePlugin")
+KNOWN_KEYS = ("cluster", "nodePools", "workloads", "namespace", "devicePlugin")
+# Namespaces a stack of this project legitimately carries.
+OTHER_NAMESPACES = ("gcp", "kubernetes", "random", "pulumi")
+SECRET_PLACEHOLDER = "<secret>"
+# Set by tools.render to the stack file it renders (the engine runs the program in the project
+# directory, where Pulumi.<stack>.yaml is found without it).
+STACK_FILE_ENV = "GKE_GPU_STACK_FILE"
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """The gke-gpu config of one run, as the engine passed it."""
+
+    raw: dict[str, Any]
+    """Top-level key (without namespace) -> value, JSON decoded for structured keys."""
+    secret_keys: frozenset[str]
+    """Top-level keys the engine marked secret."""
+    secure_paths: frozenset[str] | None
+    """Key paths of the `secure:` leaves, from the stack file; None when it cannot be read."""
+    project: str | None
+    region: str | None
+    problems: tuple[str, ...]
+    """Keys in look-alike namespaces."""
+
+
+def decode(name: str, text: str) -> Any:
+    """A config string as the program uses it: JSON for structured keys, else the string."""
+    if name in STRUCTURED:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return text  # e.g. `devicePlugin: static`
+    return text
+
+
+def namespace_problems(keys: list[str]) -> list[str]:
+    """Keys whose namespace looks like gke-gpu but is not (`gke_gpu:cluster`): silently ignored
+    by everything, they would leave the stack on defaults."""
+    problems = []
+    for key in keys:
+        namespace, _, name = key.partition(":")
+        if namespace in (NAMESPACE, *OTHER_NAMESPACES):
+            continue
+        if difflib.get_close_matches(namespace.lower(), [NAMESPACE], n=1, cutoff=0.7):
+            problems.append(
+                f"{key}: the namespace {namespace!r} is not {NAMESPACE!r}, so this key would be "
+                f"ignored. Rename it to {NAMESPACE}:{name}."
+            )
+    return problems
+
+
+def from_engine() -> EngineConfig:
+    """The current run's config, secret keys included (their values are in-process)."""
+    import pulumi
+    from pulumi.runtime import config as runtime_config
+
+    values: dict[str, str] = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    secret = set(runtime_config.get_config_secret_keys_env())
+    raw: dict[str, Any] = {}
+    secret_keys: set[str] = set()
+    for key in sorted(values):
+        namespace, _, name = key.partition(":")
+        if namespace != NAMESPACE:
+            continue
+        raw[name] = decode(name, values[key])
+        if runtime_config.is_config_secret(key) or key in secret:
+            secret_keys.add(name)
+    return EngineConfig(
+        raw=raw,
+        secret_keys=frozenset(secret_keys),
+        secure_paths=secure_paths(pulumi.get_stack()) if secret_keys else frozenset(),
+        project=values.get("gcp:project"),
+        region=values.get("gcp:region"),
+        problems=tuple(namespace_problems(sorted(values))),
+    )
+
+
+# --- stack files ---------------------------------------------------------------------------------
+
+
+def _yaml() -> YAML:
+    """YAML 1.2 as the Pulumi CLI reads stack files (Go yaml.v3): `on`/`yes` are strings,
+    timestamps stay strings, duplicate keys are errors."""
+    yaml = YAML(typ="safe", pure=True)
+    yaml.version = (1, 2)
+    yaml.allow_duplicate_keys = False
+    yaml.constructor.add_constructor(
+        "tag:yaml.org,2002:timestamp", lambda _loader, node: node.value
+    )
+    return yaml
+
+
+@dataclass(frozen=True)
+class StackFile:
+    config: dict[str, Any]
+    """Fully-qualified key -> value, every `secure:` leaf replaced by SECRET_PLACEHOLDER."""
+    secret_keys: tuple[str, ...]
+    """Fully-qualified keys holding a `secure:` value anywhere inside (as the engine marks them)."""
+    secure_paths: frozenset[str]
+    """Paths of the secure leaves inside gke-gpu keys, e.g. workloads[0].env.HF_TOKEN."""
+
+
+def _is_secure(value: Any) -> bool:
+    return isinstance(value, Mapping) and set(value) == {"secure"}
+
+
+def _mask(value: Any, path: str, found: list[str], problems: list[str]) -> Any:
+    if _is_secure(value):
+        found.append(path)
+        return SECRET_PLACEHOLDER
+    if isinstance(value, Mapping):
+        masked = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                problems.append(
+                    f"{path}: the key {key!r} is not a string. Quote it (e.g. '{key}': ...)."
+                )
+                continue
+            masked[key] = _mask(item, join(path, key), found, problems)
+        return masked
+    if isinstance(value, list):
+        return [_mask(item, join(path, i), found, problems) for i, item in enumerate(value)]
+    return value
+
+
+def read_stack_file(path: Path) -> StackFile:
+    """A stack file's config as the CLI would pass it to the engine; secure values are never
+    decrypted. Raises ConfigError for what the CLI itself would refuse to read."""
+    try:
+        document = _yaml().load(path.read_text(encoding="utf-8"))
+    except (MarkedYAMLError, YAMLError) as error:
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or type(error).__name__
+        raise ConfigError(
+            [f"{path.name}:{where}: not valid YAML ({problem}). Fix the file's syntax."]
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError([f"{path.name}: cannot be read ({type(error).__name__})."]) from None
+    if document is None:
+        document = {}
+    if not isinstance(document, Mapping):
+        raise ConfigError(
+            [
+                f"{path.name}: the document is a {type(document).__name__}, not a mapping. "
+                "A stack file is a mapping with a `config:` key."
+            ]
+        )
+    config = document.get("config") or {}
+    if not isinstance(config, Mapping):
+        raise ConfigError(
+            [f"config: expected a mapping of keys to values, got {type(config).__name__}."]
+        )
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    secret_keys: list[str] = []
+    paths: list[str] = []
+    for key, value in config.items():
+        if not isinstance(key, str) or ":" not in key:
+            # The CLI refuses keys without a namespace (config.ParseKey).
+            problems.append(
+                f"config.{key}: a config key needs a namespace. Write {NAMESPACE}:{key} "
+                "(or gcp:..., kubernetes:...)."
+            )
+            continue
+        namespace, _, name = key.partition(":")
+        found: list[str] = []
+        base = name if namespace == NAMESPACE else key
+        values[key] = _mask(value, base, found, problems)
+        if found:
+            secret_keys.append(key)
+            if namespace == NAMESPACE:
+                paths += found
+    if problems:
+        raise ConfigError(problems)
+    return StackFile(values, tuple(secret_keys), frozenset(paths))
+
+
+def secure_paths(stack: str) -> frozenset[str] | None:
+    """Paths of the secure leaves in this stack's file, or None when it cannot be read (config
+    from elsewhere, e.g. a Pulumi ESC environment: then every value of a secret key is treated
+    as possibly secret)."""
+    path = Path(os.environ.get(STACK_FILE_ENV) or f"Pulumi.{stack}.yaml")
+    try:
+        return read_stack_file(path).secure_paths
+    except (ConfigError, OSError):
+        return None

@@ -155,6 +155,17 @@ def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> 
     return container
 
 
+def deployment_strategy(w: WorkloadConfig) -> dict[str, Any]:
+    """surge: one extra pod at a time, never below the wanted count (the config layer chose it
+    only where the pool has a spare GPU at its maximum). replace: one pod down at a time, so a
+    rollout never waits for a GPU the pool cannot add; one replica is simply recreated."""
+    if w.rollout == "surge":
+        return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    if w.replicas <= 1:
+        return {"type": "Recreate"}
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+
+
 def pod_spec(
     mode: Mode, w: WorkloadConfig, secret_name: pulumi.Input[str] | None
 ) -> dict[str, Any]:
@@ -238,12 +249,7 @@ class GpuWorkload(pulumi.ComponentResource):
                     {
                         "replicas": w.replicas,
                         "selector": {"matchLabels": self.selector},
-                        # One extra pod at a time and never below the wanted count: each pod holds
-                        # a scarce GPU, so a rollout adds one node's worth of GPUs at most.
-                        "strategy": {
-                            "type": "RollingUpdate",
-                            "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
-                        },
+                        "strategy": deployment_strategy(w),
                         "template": template,
                     }
                 ),
@@ -293,6 +299,16 @@ class GpuWorkload(pulumi.ComponentResource):
                 metadata=manifest(metadata),
                 spec=manifest({"backoffLimit": w.backoff_limit, "template": template}),
                 opts=waits,
+            )
+        if w.kind != "Job" and w.replicas > 1:
+            # Node upgrades, repairs and scale-downs drain one GPU node at a time; without a
+            # budget a drain may evict every replica at once (kubernetes.io/docs/tasks/run-
+            # application/configure-pdb). One at a time keeps the service up.
+            k8s.policy.v1.PodDisruptionBudget(
+                f"{name}-pdb",
+                metadata=manifest(metadata),
+                spec={"maxUnavailable": 1, "selector": {"matchLabels": self.selector}},
+                opts=child,
             )
         self.name = resource.metadata.name
         self.register_outputs({"name": self.name})

@@ -510,3 +510,43 @@ def test_min_nodes_reason_must_be_a_label_value() -> None:
     assert problems[0].startswith(
         "nodePools[0].minNodesReason: 'Latency SLO!' is not a valid label"
     )
+
+
+# --- capacity and rollouts -----------------------------------------------------------------
+
+
+def test_more_replicas_than_the_pool_can_hold_at_max_nodes_is_rejected() -> None:
+    raw = _standard(maxNodes=1)
+    raw["workloads"][0]["replicas"] = 3
+    (problem,) = _problems(raw)
+    assert problem.startswith("nodePools[0].maxNodes: 1 node(s) of 1 GPU(s) hold 1"), problem
+    assert "workloads[0] (3 x 1 GPU)" in problem and "Raise maxNodes to 3" in problem, (
+        "two of three pods would stay Pending forever: the error names replicas and maxNodes"
+    )
+
+
+def test_time_sharing_counts_each_shared_slot_as_capacity() -> None:
+    raw = _standard(maxNodes=1, sharing={"strategy": "TIME_SHARING", "maxClientsPerGpu": 4})
+    raw["workloads"][0]["replicas"] = 4
+    assert _load(raw).workloads[0].replicas == 4, "one L4 time-shared by 4 holds 4 pods"
+
+
+def test_a_pool_with_a_spare_gpu_at_max_scale_gets_a_surging_rollout() -> None:
+    raw = _standard(maxNodes=2)
+    assert _load(raw).workloads[0].rollout == "surge", (
+        "1 replica on a pool of up to 2 GPUs: the surge pod gets the second GPU"
+    )
+
+
+def test_a_pool_full_at_max_scale_replaces_pods_instead_of_surging() -> None:
+    raw = _standard(maxNodes=2)
+    raw["workloads"][0]["replicas"] = 2
+    assert _load(raw).workloads[0].rollout == "replace", (
+        "a surge pod would wait forever for a third GPU the pool cannot add"
+    )
+
+
+def test_an_explicit_rollout_is_kept() -> None:
+    raw = _standard(maxNodes=1)
+    raw["workloads"][0]["rollout"] = "surge"
+    assert _load(raw).workloads[0].rollout == "surge"

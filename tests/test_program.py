@@ -414,7 +414,7 @@ def test_editing_only_a_workload_leaves_cluster_pools_and_provider_unchanged(
 ) -> None:
     before = run(copy.deepcopy(standard))
     workload = standard["gke-gpu:workloads"][0]
-    workload.update(image="vllm/vllm-openai:v0.6.5", replicas=3, env={"LOG_LEVEL": "debug"})
+    workload.update(image="vllm/vllm-openai:v0.6.5", replicas=2, env={"LOG_LEVEL": "debug"})
     after = run(standard)
     assert _inputs_by_urn(after, INFRA) == _inputs_by_urn(before, INFRA), (
         "a workload edit must never touch the cluster, its pools or the provider"
@@ -429,3 +429,33 @@ def test_running_the_program_twice_gives_identical_inputs(run: Run) -> None:
     assert {r.urn: r.inputs for r in first.resources} == {
         r.urn: r.inputs for r in second.resources
     }, "non-deterministic inputs would show a diff on every `pulumi up`"
+
+
+def test_a_full_pool_rolls_out_by_replacing_pods_and_keeps_a_disruption_budget(
+    run: Run, standard: dict[str, Any]
+) -> None:
+    standard["gke-gpu:nodePools"][0]["maxNodes"] = 2
+    standard["gke-gpu:workloads"][0]["replicas"] = 2
+    recording = run(standard)
+    strategy = recording.one(DEPLOYMENT).inputs["spec"]["strategy"]
+    assert strategy == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+    }, "with both GPUs of the pool in use, a surge pod would wait forever for a third"
+    (pdb,) = recording.of_type("kubernetes:policy/v1:PodDisruptionBudget")
+    assert pdb.inputs["spec"]["maxUnavailable"] == 1, (
+        "a node drain must not evict both replicas at once"
+    )
+
+
+def test_a_single_replica_on_a_one_node_pool_is_recreated(
+    run: Run, standard: dict[str, Any]
+) -> None:
+    standard["gke-gpu:nodePools"][0]["maxNodes"] = 1
+    recording = run(standard)
+    assert recording.one(DEPLOYMENT).inputs["spec"]["strategy"] == {"type": "Recreate"}, (
+        "the only GPU is held by the running pod: the new one can start only after it stops"
+    )
+    assert not recording.of_type("kubernetes:policy/v1:PodDisruptionBudget"), (
+        "a budget of one replica with maxUnavailable 1 protects nothing"
+    )

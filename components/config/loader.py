@@ -16,8 +16,8 @@ from components.config.model import (
     StackConfig,
 )
 from components.config.parse import Context, Problems, parse, parse_list
+from components.config.rules import capacity, names, pools, workloads
 from components.config.rules import cluster as cluster_rules
-from components.config.rules import names, pools, workloads
 from components.config.schema import MODES, ClusterSpec, Mode, NodePoolSpec, WorkloadSpec
 from components.config.source import KNOWN_KEYS
 
@@ -183,11 +183,17 @@ def load(
         for pool in resolved
     }
     final = {p.name: dataclasses.replace(p, machine_type=machine_types[p.name]) for p in resolved}
+    demand: dict[str, int] = {}
+    for index, pool in ((candidates[p.name][0], p) for p in resolved):
+        on_pool = [(i, w) for i, w, p in placed if p is pool]
+        problems += capacity.pool_problems(pool, index, on_pool)
+        demand[pool.name] = sum(capacity.pods(w) * w.gpu.count for _, w in on_pool)
     resolved_workloads = [
         workloads.resolve_workload(
             w,
             final[p.name] if p else None,
             workloads.secret_env_values(i, w, ctx),
+            capacity.rollout(mode or "autopilot", w, p, demand.get(p.name, 0) if p else 0),
             existing,
         )
         for i, w, p in placed

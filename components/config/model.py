@@ -164,6 +164,8 @@ class WorkloadConfig:
     backoff_limit: int
     wait_for_completion: bool
     """Job: `pulumi up` waits until it completes (otherwise it only creates it)."""
+    rollout: Literal["surge", "replace"]
+    """surge: one extra pod at a time (a spare GPU exists); replace: one pod down at a time."""
     node_pool: NodePoolConfig | None
     """Standard mode: the node pool this workload is pinned to (the smallest one that fits)."""
 

@@ -22,6 +22,8 @@ Kind = Literal["Deployment", "StatefulSet", "Job"]
 DevicePluginType = Literal["static", "gpu-operator", "none"]
 DEVICE_PLUGIN_TYPES: tuple[DevicePluginType, ...] = get_args(DevicePluginType)
 ExposeType = Literal["LoadBalancer", "NodePort"]
+# auto: surge where the pool has a spare GPU at its maximum, else replace (see rules/capacity.py).
+Rollout = Literal["auto", "surge", "replace"]
 
 
 def _pattern(pattern: str) -> StringConstraints:
@@ -149,6 +151,7 @@ class WorkloadSpec(Model):
     run_as_user: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None
     backoff_limit: Annotated[int, Field(ge=0, le=100)] = 3
     wait_for_completion: bool = False
+    rollout: Rollout = "auto"
 
 
 def aliases(model: type[Model]) -> list[str]:

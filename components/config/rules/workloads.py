@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Literal
 
 from components import catalog
 from components.config import formats
@@ -280,6 +281,7 @@ def resolve_workload(
     w: WorkloadSpec,
     pool: NodePoolConfig | None,
     secret_env: set[str],
+    rollout: Literal["surge", "replace"],
     existing: bool = False,
 ) -> WorkloadConfig:
     probe = None
@@ -317,5 +319,6 @@ def resolve_workload(
         run_as_user=w.run_as_user,
         backoff_limit=w.backoff_limit,
         wait_for_completion=w.wait_for_completion,
+        rollout=rollout,
         node_pool=pool,
     )

@@ -307,7 +307,7 @@ class GpuWorkload(pulumi.ComponentResource):
             k8s.policy.v1.PodDisruptionBudget(
                 f"{name}-pdb",
                 metadata=manifest(metadata),
-                spec={"maxUnavailable": 1, "selector": {"matchLabels": self.selector}},
+                spec=manifest({"maxUnavailable": 1, "selector": {"matchLabels": self.selector}}),
                 opts=child,
             )
         self.name = resource.metadata.name

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 from components.config.model import NodePoolConfig
-from components.config.schema import Mode, Rollout, WorkloadSpec
+from components.config.schema import Mode, WorkloadSpec
 
 # Instances of one MIG profile an NVIDIA A100/H100/H200/B200 can hold: 7 of 1g, 3 of 2g, 2 of 3g,
 # 1 of 4g and 1 of 7g (NVIDIA Multi-Instance GPU User Guide, "Supported MIG Profiles"; GKE's
@@ -59,7 +60,7 @@ def rollout(
     w: WorkloadSpec,
     pool: NodePoolConfig | None,
     pool_demand: int,
-) -> Rollout:
+) -> Literal["surge", "replace"]:
     """How a change rolls out: surge one pod only where a spare GPU exists at maximum scale."""
     if w.rollout != "auto":
         return w.rollout

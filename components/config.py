@@ -181,6 +181,7 @@ class WorkloadSpec(_Model):
     expose: ExposeSpec | None = None
     run_as_user: Annotated[int, Field(ge=1)] | None = None
     backoff_limit: Annotated[int, Field(ge=0, le=100)] = 3
+    wait_for_completion: bool = False
 
 
 def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:
@@ -324,6 +325,8 @@ class WorkloadConfig:
     backoff_limit: int
     node_pool: NodePoolConfig | None
     """Standard mode: the node pool this workload is pinned to (the smallest one that fits)."""
+    wait_for_completion: bool = False
+    """Job only: `pulumi up` waits for the Job to complete (otherwise it returns at creation)."""
 
 
 @dataclass(frozen=True)
@@ -582,6 +585,11 @@ def _workload_problems(
         problems.append(
             f"{path}.storage: only a StatefulSet gets a volume claim, and kind is {w.kind}. "
             "Set kind: StatefulSet or remove storage."
+        )
+    if w.wait_for_completion and w.kind != "Job":
+        problems.append(
+            f"{path}.waitForCompletion: only a Job completes; a {w.kind} runs until replaced "
+            "(`pulumi up` already waits for it to be ready). Remove waitForCompletion."
         )
     if w.expose is not None:
         if w.kind == "Job":
@@ -1089,6 +1097,7 @@ def _resolve_workload(
         run_as_user=w.run_as_user,
         backoff_limit=w.backoff_limit,
         node_pool=pool,
+        wait_for_completion=w.wait_for_completion,
     )
 
 

@@ -1,12 +1,12 @@
 """gke-gpu: a GPU service on GKE, or on an existing cluster, from one `pulumi up` (composition)."""
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster, GkeClusterArgs
 from components.config import NAMESPACE, ExistingClusterConfig, Secret, from_pulumi
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.driver import NvidiaDriverInstaller, NvidiaDriverInstallerArgs, installer_pools
+from components.namespace import WorkloadNamespace, WorkloadNamespaceArgs
 from components.nodepool import GpuNodePool, GpuNodePoolArgs
 from components.service import LoadBalancerService, LoadBalancerServiceArgs, node_port_endpoint
 from components.workload import GpuWorkload, GpuWorkloadArgs
@@ -14,8 +14,10 @@ from components.workload import GpuWorkload, GpuWorkloadArgs
 config = from_pulumi()
 secrets = pulumi.Config(NAMESPACE)
 
-# The cluster and its GPU capacity: workloads wait for `gpu_capacity`, so their pods are created
-# once GPUs are there (node pools and drivers on GKE; the device plugin on an existing cluster).
+# The cluster and its GPU capacity: each workload object waits for `gpu_capacity` (the custom
+# resources themselves, handed over in GpuWorkloadArgs.after: a component's depends_on would not
+# reach them), so pods are created once GPUs are there: GKE node pools and driver installers,
+# or the device plugin on an existing cluster. Autopilot provisions GPU nodes per pod.
 cluster: GkeCluster | ExistingCluster
 gpu_capacity: list[pulumi.Resource]
 if isinstance(config.cluster, ExistingClusterConfig):
@@ -32,18 +34,20 @@ if isinstance(config.cluster, ExistingClusterConfig):
             ),
         ),
     )
-    gpu_capacity = [
-        NvidiaDevicePlugin(
-            "device-plugin",
-            NvidiaDevicePluginArgs(plugin=config.cluster.device_plugin),
-            opts=pulumi.ResourceOptions(providers=[cluster.provider]),
-        )
-    ]
+    device_plugin = NvidiaDevicePlugin(
+        "device-plugin",
+        NvidiaDevicePluginArgs(plugin=config.cluster.device_plugin),
+        opts=pulumi.ResourceOptions(providers=[cluster.provider]),
+    )
+    gpu_capacity = list(device_plugin.capacity)
+    protect = False  # cluster.deletionProtection is a GKE setting; this stack does not own one
 else:
     cluster = GkeCluster(
         "gke",
         GkeClusterArgs(project=config.project, region=config.region, cluster=config.cluster),
     )
+    # A protected stack protects what its service stands on, not only the cluster.
+    protect = config.cluster.deletion_protection
     pools = [
         GpuNodePool(
             f"pool-{pool.name}",
@@ -53,10 +57,10 @@ else:
                 cluster_name=cluster.name,
                 service_account=cluster.node_service_account,
                 pool=pool,
+                after=cluster.system_pools,
+                protect=protect,
             ),
-            # GKE taints a GPU pool's nodes (nvidia.com/gpu) only when a non-GPU pool already
-            # exists, so GPU pools are created after the system pool.
-            opts=pulumi.ResourceOptions(parent=cluster, depends_on=cluster.system_pools),
+            opts=pulumi.ResourceOptions(parent=cluster),
         )
         for pool in config.node_pools
     ]
@@ -68,21 +72,12 @@ else:
         )
         for image_type, pool_names in installer_pools(config.node_pools).items()
     ]
-    gpu_capacity = [*pools, *installers]
+    gpu_capacity = [r for component in [*pools, *installers] for r in component.capacity]
 k8s_opts = pulumi.ResourceOptions(providers=[cluster.provider])
 
-namespace = k8s.core.v1.Namespace(
+namespace = WorkloadNamespace(
     "namespace",
-    metadata={
-        "name": config.namespace,
-        # GPU pods here run in a restricted sandbox; baseline is enforced so that images that
-        # insist on root still start, and restricted violations are reported.
-        "labels": {
-            "pod-security.kubernetes.io/enforce": "baseline",
-            "pod-security.kubernetes.io/warn": "restricted",
-            "pod-security.kubernetes.io/audit": "restricted",
-        },
-    },
+    WorkloadNamespaceArgs(name=config.namespace, protect=protect),
     opts=k8s_opts,
 )
 
@@ -92,22 +87,23 @@ for w in config.workloads:
     workload = GpuWorkload(
         f"workload-{w.name}",
         GpuWorkloadArgs(
-            namespace=namespace.metadata.name,
+            namespace=namespace.name,
             mode=config.cluster.mode,
             workload=w,
             secret_values={
                 **{env: secrets.require_secret(key) for env, key in w.secret_env},
                 **{env: value.output() for env, value in w.secret_values},
             },
+            after=gpu_capacity,
         ),
-        opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=gpu_capacity),
+        opts=k8s_opts,
     )
     if w.expose is not None and workload.port is not None:
         service = LoadBalancerService(
             f"service-{w.name}",
             LoadBalancerServiceArgs(
                 name=w.name,
-                namespace=namespace.metadata.name,
+                namespace=namespace.name,
                 selector=workload.selector,
                 port=w.expose.port,
                 target_port=workload.port,

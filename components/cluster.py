@@ -84,7 +84,7 @@ class GkeCluster(pulumi.ComponentResource):
     provider: k8s.Provider
     """The Kubernetes provider for everything deployed into the cluster."""
     system_pools: list[gcp.container.NodePool]
-    """Standard: the system pool, which GPU pools must follow (see GpuNodePool)."""
+    """Standard: the system pool, which GPU pools wait for (GpuNodePoolArgs.after)."""
 
     def __init__(
         self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None
@@ -93,6 +93,15 @@ class GkeCluster(pulumi.ComponentResource):
         cfg = args.cluster
         child = pulumi.ResourceOptions(parent=self)
         autopilot = cfg.mode == "autopilot"
+        # In a protected stack the resources a running service stands on are protected too:
+        # the system pool (GpuNodePoolArgs.protect does the same for GPU pools) and Cloud NAT.
+        # `pulumi destroy --skip-preview` refuses a protected delete only when it reaches it
+        # (pkg/resource/deploy/step.go DeleteStep.Apply, lines 644-649), carries on past that
+        # error (step_executor.go cancelDueToError, lines 442-449) and skips only what the
+        # protected resource depends on (deployment_executor.go, lines 513-547; pulumi/pulumi
+        # at commit 1b594989, checked 2026-11-22). Without these flags a protected cluster
+        # would be left with no nodes and no egress.
+        protected = pulumi.ResourceOptions(parent=self, protect=cfg.deletion_protection)
 
         nodes_sa = gcp.serviceaccount.Account(
             f"{name}-nodes",
@@ -121,7 +130,7 @@ class GkeCluster(pulumi.ComponentResource):
                 project=args.project,
                 region=args.region,
                 network="default",
-                opts=child,
+                opts=protected,
             )
             gcp.compute.RouterNat(
                 f"{name}-nat",
@@ -130,7 +139,7 @@ class GkeCluster(pulumi.ComponentResource):
                 router=router.name,
                 nat_ip_allocate_option="AUTO_ONLY",
                 source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
-                opts=child,
+                opts=protected,
             )
 
         cluster = gcp.container.Cluster(
@@ -190,7 +199,7 @@ class GkeCluster(pulumi.ComponentResource):
                     management=gcp.container.NodePoolManagementArgs(
                         auto_repair=True, auto_upgrade=True
                     ),
-                    opts=child,
+                    opts=protected,
                 )
             )
 
@@ -206,9 +215,11 @@ class GkeCluster(pulumi.ComponentResource):
             # Only a new cluster replaces the provider (and everything deployed through it);
             # endpoint or CA changes of the same cluster are provider updates.
             cluster_identifier=cluster.id,
-            # After the cluster is gone (destroy, or deleted out of band), Kubernetes objects
-            # are dropped from state instead of failing the run.
-            delete_unreachable=True,
+            # No delete_unreachable: with it, any unreachable API server (off VPN, missing auth
+            # plugin, a control-plane upgrade) drops every Kubernetes object from state on
+            # refresh or destroy. pulumi/pulumi-kubernetes#2489 keeps it opt-in "to avoid
+            # accidental state deletion for a temporarily unreachable cluster". A cluster
+            # deleted out of band: PULUMI_K8S_DELETE_UNREACHABLE=true for that one run (README).
             opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster, *self.system_pools]),
         )
         self.name = cluster.name

@@ -139,6 +139,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
     name: pulumi.Output[str | None]
     """The DaemonSet's or the Helm release's name; None when the cluster brings its own."""
+    capacity: list[pulumi.Resource]
+    """What GPU workloads wait for (GpuWorkloadArgs.after): the DaemonSet or the Helm release
+    that advertises nvidia.com/gpu; empty with `none`."""
 
     def __init__(
         self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None
@@ -146,6 +149,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         super().__init__("gke-gpu:index:NvidiaDevicePlugin", name, None, opts)
         plugin = args.plugin
         child = pulumi.ResourceOptions(parent=self)
+        self.capacity = []
         if plugin.type == "static":
             self.name = self._static(name, plugin, child)
         elif plugin.type == "gpu-operator":
@@ -176,6 +180,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             spec=manifest(daemonset_spec(config_sha256)),
             opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
         )
+        self.capacity.append(daemonset)
         return daemonset.metadata.name
 
     def _operator(self, name: str, plugin: DevicePluginConfig) -> pulumi.Output[str | None]:
@@ -216,4 +221,5 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             values=operator_values(plugin),
             opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
         )
+        self.capacity.append(release)
         return release.name

@@ -190,6 +190,8 @@ class NvidiaDriverInstaller(pulumi.ComponentResource):
 
     name: pulumi.Output[str]
     """The DaemonSet's name in kube-system."""
+    capacity: list[pulumi.Resource]
+    """What GPU workloads wait for (GpuWorkloadArgs.after): the installer DaemonSet."""
 
     def __init__(
         self,
@@ -211,6 +213,7 @@ class NvidiaDriverInstaller(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.name = daemonset.metadata.name
+        self.capacity = [daemonset]
         self.register_outputs({"name": self.name})
 
 

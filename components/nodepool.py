@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +15,9 @@ from components.config import NodePoolConfig
 
 # Access is governed by the node service account's IAM roles, not by legacy OAuth scopes.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+OAUTH_SCOPES = (CLOUD_PLATFORM_SCOPE,)
+# Secure Boot and integrity monitoring on every node (GKE hardening guide, "Shielded GKE Nodes").
+SHIELDED_INSTANCE = {"enable_secure_boot": True, "enable_integrity_monitoring": True}
 
 # GKE's names for the driver install modes (NodePoolNodeConfigGuestAcceleratorGpuDriver-
 # InstallationConfigArgs.gpu_driver_version; cloud.google.com/kubernetes-engine/docs/how-to/gpus
@@ -21,6 +27,11 @@ DRIVER_VERSIONS = {"default": "DEFAULT", "latest": "LATEST", "installer": "INSTA
 MIN_NODES_REASON_LABEL = "gke-gpu-min-nodes-reason"
 POOL_LABEL = "gke-gpu/pool"
 
+# GKE node pool names: 1-40 lowercase letters, digits and hyphens, starting with a letter and
+# ending with a letter or digit (the same rule as components/config/formats.py GKE_NAME).
+GKE_NAME_MAX = 40
+NAME_HASH_LENGTH = 8
+
 
 @dataclass(frozen=True)
 class GpuNodePoolArgs:
@@ -29,6 +40,15 @@ class GpuNodePoolArgs:
     cluster_name: pulumi.Input[str]
     service_account: pulumi.Input[str]
     pool: NodePoolConfig
+    after: Sequence[pulumi.Resource] = ()
+    """What the GKE NodePool itself waits for: the system pool (see GkeCluster.system_pools).
+
+    Handed to the NodePool's own ResourceOptions because a component's `depends_on` does not
+    reach its children (pulumi/pulumi sdk/python/lib/pulumi/resource.py, Resource.__init__ at
+    commit 1b594989, lines 992-1004: a child inherits its parent's `protect` and providers,
+    never its `depends_on`)."""
+    protect: bool = False
+    """Pulumi `protect` on the NodePool: set in stacks with cluster.deletionProtection."""
 
 
 def guest_accelerator(
@@ -60,14 +80,57 @@ def hardened_node_settings(service_account: pulumi.Input[str]) -> dict[str, Any]
     (pods never see the node's credentials), Secure Boot and integrity monitoring."""
     return {
         "service_account": service_account,
-        "oauth_scopes": [CLOUD_PLATFORM_SCOPE],
+        "oauth_scopes": list(OAUTH_SCOPES),
         "workload_metadata_config": gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
             mode="GKE_METADATA"
         ),
         "shielded_instance_config": gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
-            enable_secure_boot=True, enable_integrity_monitoring=True
+            **SHIELDED_INSTANCE
         ),
     }
+
+
+# The NodePool settings this program sets whose change REPLACES the pool: ForceNew in the
+# Terraform schema pulumi-gcp bridges (hashicorp/terraform-provider-google-beta v7.45.0, commit
+# 3dc173a3, the upstream pinned by pulumi/pulumi-gcp v9.35.0; checked 2026-11-22):
+# google-beta/services/container/node_config.go `guest_accelerator` (line 316: type, count,
+# gpu_driver_installation_config.gpu_driver_version, gpu_partition_size, gpu_sharing_config),
+# `spot` (635), `oauth_scopes` (579), `shielded_instance_config` (665) and `service_account`
+# (643); resource_container_node_pool.go `name` (527), `initial_node_count` (480, ignored after
+# creation, see below), `project`/`cluster`/`location` (239-256). Updated in place, so NOT here:
+# machine_type (nodePoolNodeConfigUpdate), image_type, labels, resource_labels,
+# workload_metadata_config, autoscaling, node_locations, management, upgrade_settings.
+# service_account and project/cluster/location are left out: they are derived from the cluster,
+# and a different cluster holds no pool of this name, so they cannot collide.
+def replacement_settings(pool: NodePoolConfig) -> dict[str, Any]:
+    """The pool's replacement-forcing settings, as plain values (what gke_pool_name hashes)."""
+    return {
+        "gpuType": pool.gpu_type,
+        "gpuCount": pool.gpu_count,
+        "gpuDriverVersion": DRIVER_VERSIONS[pool.driver],
+        "gpuSharing": (
+            [pool.sharing.strategy, pool.sharing.max_clients_per_gpu] if pool.sharing else None
+        ),
+        "gpuPartitionSize": pool.partition_size,
+        "spot": pool.spot,
+        "oauthScopes": list(OAUTH_SCOPES),
+        "shieldedInstance": dict(sorted(SHIELDED_INSTANCE.items())),
+    }
+
+
+def gke_pool_name(pool: NodePoolConfig) -> str:
+    """The pool's GKE name: its config name and a hash of its replacement-forcing settings.
+
+    A change that replaces the pool also changes its name, so the new pool can exist next to
+    the old one: Pulumi creates it, workloads roll over to it (they select it by this name,
+    components/workload.py node_selector), and only then is the old pool deleted. Settings GKE
+    updates in place (machine type, node counts, labels) leave the name as it is.
+    """
+    digest = hashlib.sha256(
+        json.dumps(replacement_settings(pool), sort_keys=True).encode()
+    ).hexdigest()[:NAME_HASH_LENGTH]
+    stem = pool.name[: GKE_NAME_MAX - NAME_HASH_LENGTH - 1].rstrip("-")
+    return f"{stem}-{digest}"
 
 
 def resource_labels(pool: NodePoolConfig) -> dict[str, str]:
@@ -83,6 +146,8 @@ class GpuNodePool(pulumi.ComponentResource):
 
     name: pulumi.Output[str]
     """The node pool's GKE name (also its `cloud.google.com/gke-nodepool` label)."""
+    capacity: list[pulumi.Resource]
+    """What GPU workloads wait for (GpuWorkloadArgs.after): the GKE NodePool."""
 
     def __init__(
         self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None
@@ -91,7 +156,7 @@ class GpuNodePool(pulumi.ComponentResource):
         pool = args.pool
         node_pool = gcp.container.NodePool(
             f"{name}-pool",
-            name=pool.name,
+            name=gke_pool_name(pool),
             project=args.project,
             location=args.location,
             cluster=args.cluster_name,
@@ -121,10 +186,28 @@ class GpuNodePool(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,
+                # GKE's GPU guide (cloud.google.com/kubernetes-engine/docs/how-to/gpus): "When you
+                # add a GPU node pool to an existing cluster that already runs a non-GPU node
+                # pool, GKE automatically taints the GPU nodes" (nvidia.com/gpu:NoSchedule), so
+                # the pool is created after the system pool. (Wording as quoted in kserve's
+                # docs/samples/accelerators; the live page was not reachable, 2026-11-22.)
+                depends_on=list(args.after),
+                protect=args.protect,
                 # The autoscaler owns the node count after creation; initial_node_count is
                 # create-only, so a diff on it would replace the pool (and drain every node).
                 ignore_changes=["initialNodeCount"],
+                # Create the replacement first, then delete the old pool. The bridge asks for
+                # delete-before-replace whenever an auto-nameable `name` is set explicitly
+                # (pulumi/pulumi-terraform-bridge pkg/tfbridge/schema.go
+                # nameRequiresDeleteBeforeReplace, lines 193-245, and provider.go line 1275, at
+                # commit 59de6c66; pulumi-gcp auto-names every `name` through
+                # SetAutonaming, provider/resources.go line 3014), even when the name changes.
+                # The program's explicit false overrides that (pulumi/pulumi
+                # pkg/resource/deploy/step_generator.go lines 2040-2046 at commit 1b594989),
+                # which is safe because every replacement changes the name (gke_pool_name).
+                delete_before_replace=False,
             ),
         )
+        self.capacity = [node_pool]
         self.name = node_pool.name
         self.register_outputs({"name": self.name})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ import pulumi_kubernetes as k8s
 
 from components.config import Mode, WorkloadConfig
 from components.manifest import manifest
+from components.nodepool import gke_pool_name
 
 # GKE node labels (cloud.google.com/kubernetes-engine/docs/how-to/gpus, .../autopilot-gpus,
 # .../timesharing-gpus, .../gpus-multi, .../how-to/spot-vms).
@@ -29,6 +31,13 @@ SPOT_TOLERATION = {"key": SPOT_LABEL, "operator": "Equal", "value": "true", "eff
 # takes many minutes: Pulumi waits this long for the workload to become ready.
 READY_TIMEOUT = "40m"
 
+# pulumi-kubernetes waits for a Job until its Complete condition is True (provider/pkg/await/
+# job.go lines 49-56), so a training Job would hold `pulumi up` for hours. With this annotation
+# "true" the provider skips that wait (provider/pkg/await/await.go newLegacyReadyCondition,
+# lines 1096-1102, and metadata/overrides.go SkipAwaitLogic, line 40; pulumi/pulumi-kubernetes
+# at commit 94977969, checked 2026-11-22).
+SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+
 
 @dataclass(frozen=True)
 class GpuWorkloadArgs:
@@ -37,6 +46,13 @@ class GpuWorkloadArgs:
     workload: WorkloadConfig
     secret_values: dict[str, pulumi.Output[str]] | None = None
     """Env var name -> secret value, for `secretEnv` (read from config by the caller)."""
+    after: Sequence[pulumi.Resource] = ()
+    """What the workload object waits for: its GPU capacity (GKE NodePools and driver
+    installer DaemonSets; the device plugin on an existing cluster). Handed to the Deployment,
+    StatefulSet or Job itself: a component's `depends_on` does not reach its children
+    (pulumi/pulumi sdk/python/lib/pulumi/resource.py lines 992-1004 at commit 1b594989). A
+    component listed here stands for its custom descendants (runtime/rpc.py _add_dependency,
+    lines 260-334)."""
 
 
 def selector_labels(name: str) -> dict[str, str]:
@@ -59,8 +75,10 @@ def node_selector(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
     if mode == "autopilot" and w.spot:
         selector[SPOT_LABEL] = "true"
     if mode == "standard" and pool is not None:
-        # Pin to the smallest pool that fits: a 1-GPU pod never lands on a 4-GPU node.
-        selector[NODEPOOL_LABEL] = pool.name
+        # Pin to the smallest pool that fits: a 1-GPU pod never lands on a 4-GPU node. GKE
+        # labels nodes with the pool's GKE name, which changes when the pool is replaced, so a
+        # replacement rolls the pods over to the new pool before the old one is deleted.
+        selector[NODEPOOL_LABEL] = gke_pool_name(pool)
         if pool.spot:
             selector[SPOT_LABEL] = "true"
         if pool.sharing is not None:
@@ -74,6 +92,12 @@ def node_selector(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
             selector["cloud.google.com/gke-gpu-partition-size"] = pool.partition_size
     selector.update(dict(w.node_selector))
     return selector
+
+
+def awaited(w: WorkloadConfig) -> bool:
+    """Whether `pulumi up` waits for the object: always for long-running kinds; for a Job only
+    with waitForCompletion (otherwise `up` returns once the Job is created)."""
+    return w.kind != "Job" or w.wait_for_completion
 
 
 def tolerations(mode: Mode, w: WorkloadConfig) -> list[dict[str, str]]:
@@ -238,7 +262,14 @@ class GpuWorkload(pulumi.ComponentResource):
         }
         waits = pulumi.ResourceOptions(
             parent=self,
-            custom_timeouts=pulumi.CustomTimeouts(create=READY_TIMEOUT, update=READY_TIMEOUT),
+            # Pods created before their GPUs exist sit Pending (or fail a Job's first try), and
+            # destroy must delete them before the pool goes.
+            depends_on=list(args.after),
+            custom_timeouts=(
+                pulumi.CustomTimeouts(create=READY_TIMEOUT, update=READY_TIMEOUT)
+                if awaited(w)
+                else None
+            ),
         )
         resource: pulumi.CustomResource
         if w.kind == "Deployment":
@@ -296,7 +327,11 @@ class GpuWorkload(pulumi.ComponentResource):
         else:
             resource = k8s.batch.v1.Job(
                 f"{name}-job",
-                metadata=manifest(metadata),
+                metadata=manifest(
+                    metadata
+                    if awaited(w)
+                    else {**metadata, "annotations": {SKIP_AWAIT_ANNOTATION: "true"}}
+                ),
                 spec=manifest({"backoffLimit": w.backoff_limit, "template": template}),
                 opts=waits,
             )

@@ -466,7 +466,8 @@ def test_workloads_wait_for_gpus_to_be_advertised(
 ) -> None:
     existing["gke-gpu:devicePlugin"] = plugin
     recording = _run(run, existing)
-    assert recording.named(gpu_object).urn in recording.named("workload-llm").dependencies, (
+    # The Deployment itself, not its component: a component's depends_on never reaches it.
+    assert recording.named(gpu_object).urn in recording.one(DEPLOYMENT).dependencies, (
         "a GPU pod created before the plugin runs waits Pending, or fails a Job's first try"
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +77,12 @@ def test_summary_shows_pools_workloads_and_outputs(
 ) -> None:
     assert render.main(["prod", "--out", str(tmp_path)]) == render.EXIT_OK
     printed = capsys.readouterr().out
-    assert "pool      l4: 1 x nvidia-l4 on g2-standard-8, 1-4 nodes, on-demand, driver DEFAULT" in (
-        printed
-    )
+    # The pool's GKE name: its config name and a hash of its replacement-forcing settings.
+    assert re.search(
+        r"pool      l4-[0-9a-f]{8}: 1 x nvidia-l4 on g2-standard-8, 1-4 nodes, on-demand, "
+        r"driver DEFAULT",
+        printed,
+    ), printed
     assert "workload  llm (Deployment, vllm/vllm-openai:v0.6.4, 1 x nvidia-l4, exposed on " in (
         printed
     )

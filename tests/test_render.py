@@ -76,10 +76,10 @@ def test_summary_shows_pools_workloads_and_outputs(
 ) -> None:
     assert render.main(["prod", "--out", str(tmp_path)]) == render.EXIT_OK
     printed = capsys.readouterr().out
-    assert "pool      l4: 1 x nvidia-l4 on g2-standard-8, 1-4 nodes, on-demand, driver DEFAULT" in (
+    assert "pool      l4: 1 x nvidia-l4 on g2-standard-8, 1-4 nodes, on-demand, driver LATEST" in (
         printed
     )
-    assert "workload  llm (Deployment, vllm/vllm-openai:v0.6.4, 1 x nvidia-l4, exposed on " in (
+    assert "workload  llm (Deployment, vllm/vllm-openai:v0.29.0, 1 x nvidia-l4, exposed on " in (
         printed
     )
     assert 'url = "http://203.0.113.10" *' in printed, "computed outputs carry a star"

@@ -16,12 +16,15 @@ from components.manifest import manifest
 GPU_RESOURCE = "nvidia.com/gpu"
 
 # NVIDIA's static manifest, NVIDIA/k8s-device-plugin deployments/static/nvidia-device-plugin.yml
-# at the v0.17.1 release (commit 1c3a10be): names, labels, toleration, priority class, the
-# kubelet's device-plugin socket directory and the unprivileged security context are its own.
+# at the v0.20.0 release (commit 1b826acc, tagged 2026-08-19, the newest tag; checked 2026-11-22):
+# names, labels, toleration, priority class, the kubelet's device-plugin socket directory (a
+# hostPath of type Directory) and the unprivileged security context are its own. Its env is empty:
+# NVIDIA removed FAIL_ON_INIT_ERROR=false from the static examples because it "is a
+# non-recommended setting as failures in loading GPU information is silently ignored" (b3d00543).
 # The policy pack allows system DaemonSets named nvidia-device-plugin* in kube-system.
 NAME = "nvidia-device-plugin-daemonset"
 NAMESPACE = "kube-system"
-IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
+IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
 CONTAINER = "nvidia-device-plugin-ctr"
 POD_LABELS = {"name": "nvidia-device-plugin-ds"}
 DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
@@ -35,10 +38,11 @@ CONFIG_HASH_ANNOTATION = "gke-gpu/device-plugin-config-sha256"
 # The NVIDIA GPU Operator Helm chart (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/
 # getting-started.html: `helm repo add nvidia https://helm.ngc.nvidia.com/nvidia`, chart
 # nvidia/gpu-operator, installed into namespace gpu-operator with --version=v<release>).
-# 25.3.3 is the preferred release in NVIDIA/cloud-native-docs gpu-operator/versions1.json.
+# v26.7.0 is NVIDIA/gpu-operator's newest release tag (commit 10ee5b36, 2026-08-20; checked
+# 2026-11-22); its chart still has driver.enabled and devicePlugin.config.{name,default}.
 OPERATOR_REPO = "https://helm.ngc.nvidia.com/nvidia"
 OPERATOR_CHART = "gpu-operator"
-OPERATOR_VERSION = "v25.3.3"
+OPERATOR_VERSION = "v26.7.0"
 OPERATOR_NAMESPACE = "gpu-operator"
 # The operator's device plugin reads time-slicing configs from a ConfigMap in its namespace:
 # devicePlugin.config.name names it, devicePlugin.config.default picks the key every GPU node
@@ -79,7 +83,7 @@ def daemonset_spec(config_sha256: str | None = None) -> dict[str, Any]:
     The config's hash is a pod annotation: the plugin reads its config at start, so a changed
     config must roll the pods.
     """
-    env = [{"name": "FAIL_ON_INIT_ERROR", "value": "false"}]
+    env: list[dict[str, str]] = []
     mounts: list[dict[str, Any]] = [
         {"name": "kubelet-device-plugins-dir", "mountPath": DEVICE_PLUGIN_DIR}
     ]

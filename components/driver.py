@@ -13,23 +13,45 @@ from components.config import NodePoolConfig
 from components.manifest import manifest
 from components.nodepool import POOL_LABEL
 
-# Everything below follows GoogleCloudPlatform/container-engine-accelerators,
-# nvidia-driver-installer/cos/daemonset-preloaded.yaml and
-# nvidia-driver-installer/ubuntu/daemonset-preloaded.yaml (commit 068b15a9), with the node
-# affinity of ubuntu/daemonset-preloaded-R580.yaml: a second term also matches nodes whose pool
-# was created with gpu-driver-version=disabled (GKE labels them ...-driver-version=disabled).
+# Everything below follows GoogleCloudPlatform/container-engine-accelerators at 992db812 (HEAD
+# of master, 2026-06-11; checked 2026-11-22): nvidia-driver-installer/cos/daemonset-preloaded.yaml
+# and nvidia-driver-installer/ubuntu/daemonset-preloaded.yaml, both last changed in f2cf4197
+# (2025-07-02, "cgpu-manifest", which added the confidential-nodes term). One addition comes from
+# Google's ubuntu/daemonset-preloaded-R580.yaml (commit e4119927 in the code index, not on master
+# at 992db812): a second affinity term for nodes labelled ...-driver-version=disabled, the value
+# that manifest expects on pools created with gpu-driver-version=disabled; our `driver:
+# installer` pools are exactly those (INSTALLATION_DISABLED in components/nodepool.py).
 NAME = "nvidia-driver-installer"
 NAMESPACE = "kube-system"
-# The installer images are preloaded on GKE nodes ("fixed" tags, imagePullPolicy Never): GKE
-# ships the installer that matches the node image, so there is nothing to pull or pin.
+# The installer images are preloaded on GKE nodes ("fixed" tags; the COS manifest also sets
+# imagePullPolicy Never, the Ubuntu one leaves the default): GKE ships the installer that matches
+# the node image, so there is nothing to pull or pin.
 COS_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
 UBUNTU_INSTALLER_IMAGE = "gke-nvidia-installer:fixed"
+# Multi-arch since 4da5c076 (2025-04, "update daemonsets to have multi-arch partition GPU image",
+# which also dropped the A4X-only manifest); earlier digests predate H200/B200 partitions.
 PARTITION_GPU_IMAGE = (
     "gcr.io/gke-release/nvidia-partition-gpu"
-    "@sha256:c54fd003948fac687c2a93a55ea6e4d47ffbd641278a9191e75e822fe72471c2"
+    "@sha256:de12f85ebfb4fb6c1893cd30c23aab662a72fa0448f97ef74fccb82d7522ef17"
 )
 PAUSE_IMAGE = (
     "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
+)
+# COS only: confidential GPU nodes get Google's daemonset-confidential.yaml instead, so the
+# preloaded COS installer keeps off them.
+CONFIDENTIAL_NODES_LABEL = "cloud.google.com/gke-confidential-nodes-instance-type"
+# The COS installer's command: Google's existing-driver check (918b9958/ccf7bc66, 2023-08), so a
+# node that already has a driver loaded is left alone instead of failing the init container.
+COS_INSTALL_COMMAND = (
+    'echo "Checking for existing GPU driver modules"\n'
+    "if lsmod | grep nvidia; then\n"
+    '  echo "GPU driver is already installed, the installed version may or may not be the driver'
+    ' version being tried to install, skipping installation"\n'
+    "  exit 0\n"
+    "else\n"
+    '  echo "No GPU driver module detected, installing now"\n'
+    "  /cos-gpu-installer install || exit 1\n"
+    "fi\n"
 )
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"
@@ -43,32 +65,27 @@ class NvidiaDriverInstallerArgs:
     """The node pools (all of that image type) whose drivers this installer provides."""
 
 
-def node_affinity(pools: tuple[str, ...]) -> dict[str, Any]:
-    """Google's two terms (no GKE-installed driver), narrowed to this installer's own pools.
+def node_affinity(pools: tuple[str, ...], image_type: str = "COS_CONTAINERD") -> dict[str, Any]:
+    """Google's terms (no GKE-installed driver), narrowed to this installer's own pools.
 
     The pool label is ours (GpuNodePool sets it), so a COS installer never lands on an Ubuntu
     node of another pool or the other way round.
     """
     pool_term = {"key": POOL_LABEL, "operator": "In", "values": list(pools)}
     gpu = {"key": ACCELERATOR_LABEL, "operator": "Exists"}
+    not_confidential = (
+        [{"key": CONFIDENTIAL_NODES_LABEL, "operator": "DoesNotExist"}]
+        if image_type == "COS_CONTAINERD"
+        else []
+    )
+    no_driver = {"key": DRIVER_VERSION_LABEL, "operator": "DoesNotExist"}
+    disabled = {"key": DRIVER_VERSION_LABEL, "operator": "In", "values": ["disabled"]}
     return {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
                 "nodeSelectorTerms": [
-                    {
-                        "matchExpressions": [
-                            gpu,
-                            {"key": DRIVER_VERSION_LABEL, "operator": "DoesNotExist"},
-                            pool_term,
-                        ]
-                    },
-                    {
-                        "matchExpressions": [
-                            gpu,
-                            {"key": DRIVER_VERSION_LABEL, "operator": "In", "values": ["disabled"]},
-                            pool_term,
-                        ]
-                    },
+                    {"matchExpressions": [gpu, no_driver, *not_confidential, pool_term]},
+                    {"matchExpressions": [gpu, disabled, *not_confidential, pool_term]},
                 ]
             }
         }
@@ -116,6 +133,7 @@ def cos_pod_spec() -> dict[str, Any]:
                 "imagePullPolicy": "Never",
                 "resources": {"requests": {"cpu": "150m"}},
                 "securityContext": {"privileged": True},
+                "command": ["bash", "-c", COS_INSTALL_COMMAND],
                 "env": [{"name": k, "value": v} for k, v in installer_env.items()],
                 "volumeMounts": [
                     _mount("nvidia-install-dir-host", "/usr/local/nvidia"),
@@ -152,7 +170,6 @@ def ubuntu_pod_spec() -> dict[str, Any]:
             {
                 "name": NAME,
                 "image": UBUNTU_INSTALLER_IMAGE,
-                "imagePullPolicy": "Never",
                 "resources": {"requests": {"cpu": "150m"}},
                 "securityContext": {"privileged": True},
                 "volumeMounts": [
@@ -176,7 +193,7 @@ def daemonset_spec(image_type: str, pools: tuple[str, ...]) -> dict[str, Any]:
             "metadata": {"labels": {**labels, "name": NAME}},
             "spec": {
                 "priorityClassName": "system-node-critical",
-                "affinity": node_affinity(pools),
+                "affinity": node_affinity(pools, image_type),
                 "tolerations": [{"operator": "Exists"}],
                 **os_spec,
                 "containers": [{"name": "pause", "image": PAUSE_IMAGE}],

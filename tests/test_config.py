@@ -175,9 +175,15 @@ def test_autopilot_accepts_eight_l4s_per_pod() -> None:
     assert _load(raw).workloads[0].gpu_count == 8
 
 
-def test_autopilot_rejects_a_gpu_type_it_does_not_offer() -> None:
-    (problem,) = _problems(_autopilot_workload(gpu={"type": "nvidia-tesla-p100"}))
-    assert "Autopilot" in problem and "cluster.mode: standard" in problem
+def test_autopilot_admits_p100_as_gkes_own_admission_message_lists_it() -> None:
+    # GKE Warden (2025) lists nvidia-tesla-p100 among Autopilot's allowed GPU types.
+    (workload,) = _load(_autopilot_workload(gpu={"type": "nvidia-tesla-p100"})).workloads
+    assert workload.gpu_type == "nvidia-tesla-p100", "refusing what GKE admits is a wrong refusal"
+
+
+def test_autopilot_rejects_a_gpu_count_per_pod_the_type_has_no_node_for() -> None:
+    (problem,) = _problems(_autopilot_workload(gpu={"type": "nvidia-h200-141gb", "count": 1}))
+    assert "Autopilot" in problem and "8" in problem, "H200 comes only 8 to a node"
 
 
 def test_standard_pool_rejects_a_gpu_count_per_node_the_type_does_not_offer() -> None:

@@ -347,7 +347,7 @@ def test_static_device_plugin_is_nvidias_unprivileged_daemonset(
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
     ], "the plugin must run on tainted GPU nodes, or no GPU is ever advertised"
     (container,) = pod["containers"]
-    assert container["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
+    assert container["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
     assert container["securityContext"] == {
         "allowPrivilegeEscalation": False,
         "capabilities": {"drop": ["ALL"]},
@@ -414,7 +414,7 @@ def test_gpu_operator_is_a_pinned_helm_release_in_its_own_namespace(
     existing["gke-gpu:devicePlugin"] = {"type": "gpu-operator", "installDriver": False}
     recording = _run(run, existing)
     release = recording.one(RELEASE).inputs
-    assert release["chart"] == "gpu-operator" and release["version"] == "v25.3.3", (
+    assert release["chart"] == "gpu-operator" and release["version"] == "v26.7.0", (
         "an unpinned chart changes the GPU stack under a running cluster"
     )
     assert release["repositoryOpts"] == {"repo": "https://helm.ngc.nvidia.com/nvidia"}

@@ -194,7 +194,9 @@ def test_gpu_pool_carries_the_accelerator_and_driver_mode(prod: Recording) -> No
     node = _gpu_pools(prod)[0].inputs["nodeConfig"]
     (accelerator,) = node["guestAccelerators"]
     assert accelerator["type"] == "nvidia-l4" and accelerator["count"] == 1
-    assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "DEFAULT"}
+    assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "LATEST"}, (
+        "prod's vLLM image is a CUDA 13 build: only GKE's `latest` driver (R580) runs it"
+    )
     assert node["machineType"] == "g2-standard-8" and node["spot"] is False
 
 

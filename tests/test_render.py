@@ -80,10 +80,10 @@ def test_summary_shows_pools_workloads_and_outputs(
     # The pool's GKE name: its config name and a hash of its replacement-forcing settings.
     assert re.search(
         r"pool      l4-[0-9a-f]{8}: 1 x nvidia-l4 on g2-standard-8, 1-4 nodes, on-demand, "
-        r"driver DEFAULT",
+        r"driver LATEST",
         printed,
     ), printed
-    assert "workload  llm (Deployment, vllm/vllm-openai:v0.6.4, 1 x nvidia-l4, exposed on " in (
+    assert "workload  llm (Deployment, vllm/vllm-openai:v0.29.0, 1 x nvidia-l4, exposed on " in (
         printed
     )
     assert 'url = "http://203.0.113.10" *' in printed, "computed outputs carry a star"

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from components.config.source import read_stack_file
+from components.pins import KUBERNETES_SCHEMA_VERSION
 from tools.engine import (
     CONTROL_PLANE_IP,
     LOAD_BALANCER_IP,
@@ -32,9 +33,10 @@ from tools.engine import (
     run_program,
 )
 
-# The Kubernetes minor version whose OpenAPI schema the manifests are checked against. GKE's
-# release channels move; pass the cluster's own version with --kubernetes-version.
-DEFAULT_KUBERNETES_VERSION = "1.33"
+# The Kubernetes minor version whose OpenAPI schema the manifests are checked against (GKE's
+# REGULAR channel, components/pins.py). Channels move; pass the cluster's own with
+# --kubernetes-version.
+DEFAULT_KUBERNETES_VERSION = KUBERNETES_SCHEMA_VERSION
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
 # libyaml's emitter when PyYAML was built with it (it is, on PyPI's wheels): 10x faster.
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

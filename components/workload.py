@@ -149,7 +149,7 @@ def secret_env_names(w: WorkloadConfig) -> list[str]:
 
 
 def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> dict[str, Any]:
-    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in w.env]
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in w.env] + cache_env(w)
     env += [
         {"name": k, "valueFrom": {"secretKeyRef": {"name": secret_name, "key": k}}}
         for k in secret_env_names(w)
@@ -158,6 +158,8 @@ def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> 
     if w.gpu_count:
         limits[GPU_RESOURCE] = str(w.gpu_count)
     mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    if w.cache is not None:
+        mounts.append({"name": "cache", "mountPath": w.cache.path})
     if w.storage is not None:
         mounts.append({"name": "data", "mountPath": w.storage.mount_path})
     container: dict[str, Any] = {
@@ -190,6 +192,30 @@ def deployment_strategy(w: WorkloadConfig) -> dict[str, Any]:
     return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
 
 
+def cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
+    """The cache as a generic ephemeral volume: a PVC made and deleted with each pod
+    (kubernetes.io/docs/concepts/storage/ephemeral-volumes/#generic-ephemeral-volumes)."""
+    if w.cache is None:
+        return []
+    claim: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": w.cache.size}},
+    }
+    if w.cache.storage_class:
+        claim["storageClassName"] = w.cache.storage_class
+    return [{"name": "cache", "ephemeral": {"volumeClaimTemplate": {"spec": claim}}}]
+
+
+def cache_env(w: WorkloadConfig) -> list[dict[str, str]]:
+    """Point caches at the cache volume: Hugging Face (HF_HOME defaults to
+    $XDG_CACHE_HOME/huggingface, huggingface_hub constants.py) and vLLM (VLLM_CACHE_ROOT defaults
+    to $XDG_CACHE_HOME/vllm, vllm envs.py) both follow XDG_CACHE_HOME."""
+    names = {k for k, _ in w.env} | set(secret_env_names(w))
+    if w.cache is None or "XDG_CACHE_HOME" in names:
+        return []
+    return [{"name": "XDG_CACHE_HOME", "value": w.cache.path}]
+
+
 def pod_spec(
     mode: Mode, w: WorkloadConfig, secret_name: pulumi.Input[str] | None
 ) -> dict[str, Any]:
@@ -198,7 +224,7 @@ def pod_spec(
         "securityContext": pod_security_context(w),
         "containers": [container_spec(w, secret_name)],
         # PyTorch/NCCL use shared memory beyond the container runtime's 64 MB default.
-        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}, *cache_volumes(w)],
         "tolerations": tolerations(mode, w),
     }
     selector = node_selector(mode, w)

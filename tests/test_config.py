@@ -207,7 +207,7 @@ def test_machine_type_too_small_for_the_gpu_count_is_rejected() -> None:
         _standard(gpu={"type": "nvidia-l4", "count": 2}, machineType="g2-standard-8")
     )
     assert problems[0].startswith(
-        "nodePools[0].machineType: 'g2-standard-8' cannot carry 2 x nvidia-l4"
+        "nodePools[0].machineType: 'g2-standard-8' carries 1 x nvidia-l4, not 2"
     )
 
 
@@ -221,7 +221,9 @@ def test_workload_larger_than_an_explicit_machine_type_is_rejected() -> None:
     raw = _standard(machineType="g2-standard-4")
     raw["workloads"][0]["resources"] = {"cpu": "8", "memory": "8Gi"}
     (problem,) = _problems(raw)
-    assert problem.startswith("workloads[0].resources.cpu: 8 is more than the 4 vCPUs")
+    assert problem.startswith(
+        "workloads[0].resources.cpu: 8 CPU is more than the 3.323 CPU a node of node pool 'l4'"
+    )
 
 
 # --- drivers ---------------------------------------------------------------------------------
@@ -525,8 +527,8 @@ def test_more_replicas_than_the_pool_can_hold_at_max_nodes_is_rejected() -> None
     raw = _standard(maxNodes=1)
     raw["workloads"][0]["replicas"] = 3
     (problem,) = _problems(raw)
-    assert problem.startswith("nodePools[0].maxNodes: 1 node(s) of 1 GPU(s) hold 1"), problem
-    assert "workloads[0] (3 x 1 GPU)" in problem and "Raise maxNodes to 3" in problem, (
+    assert problem.startswith("nodePools[0].maxNodes: 1 node(s) of g2-standard-8 hold"), problem
+    assert "workloads[0] (3 pods, 1 per node)" in problem and "Raise maxNodes to 3" in problem, (
         "two of three pods would stay Pending forever: the error names replicas and maxNodes"
     )
 

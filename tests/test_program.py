@@ -280,6 +280,7 @@ def test_secret_env_becomes_a_kubernetes_secret_and_never_appears_in_plain_text(
             {
                 "name": "llm",
                 "image": "vllm/vllm-openai:v0.6.4",
+                "cache": {"size": "30Gi"},
                 "secretEnv": {"HF_TOKEN": "hfToken"},
             }
         ],
@@ -288,10 +289,11 @@ def test_secret_env_becomes_a_kubernetes_secret_and_never_appears_in_plain_text(
     recording = run(config, secret_keys=("gke-gpu:hfToken",))
     secret = recording.one("kubernetes:core/v1:Secret").inputs
     assert secret["stringData"] == {"HF_TOKEN": SECRET_MASK}, "the token travels as a secret"
-    env = _pod(recording)["containers"][0]["env"]
-    assert env == [
-        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "llm-env", "key": "HF_TOKEN"}}}
-    ], "the pod reads the token from the Secret, never from its own spec"
+    env = {e["name"]: e for e in _pod(recording)["containers"][0]["env"]}
+    assert env["HF_TOKEN"] == {
+        "name": "HF_TOKEN",
+        "valueFrom": {"secretKeyRef": {"name": "llm-env", "key": "HF_TOKEN"}},
+    }, "the pod reads the token from the Secret, never from its own spec"
     dumped = json.dumps([r.inputs for r in recording.resources], default=str)
     assert token not in dumped, "a config secret must never reach a plan in plain text"
 

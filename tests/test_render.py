@@ -100,6 +100,7 @@ def test_secure_values_become_placeholders_and_never_reach_the_plan(
             {
                 "name": "llm",
                 "image": "vllm/vllm-openai:v0.6.4",
+                "cache": {"size": "30Gi"},
                 "secretEnv": {"HF_TOKEN": "hfToken"},
             }
         ],

@@ -28,6 +28,7 @@ def _workloads(env: dict[str, Any]) -> list[dict[str, Any]]:
             "image": "vllm/vllm-openai:v0.6.4",
             "gpu": {"type": "nvidia-l4", "count": 1},
             "env": env,
+            "cache": {"size": "30Gi"},
             "expose": {"port": 80},
         }
     ]
@@ -56,7 +57,7 @@ def test_without_the_stack_file_every_env_value_of_a_secret_key_goes_into_the_se
     }
     recording = run(config, secret_keys=("gke-gpu:workloads",))
     env = _env(recording)
-    assert all("valueFrom" in e for e in env.values()), (
+    assert all("valueFrom" in env[name] for name in ("HF_TOKEN", "LOG_LEVEL")), (
         "the engine does not say which env value was secure: each must be read from the Secret"
     )
     everything = json.dumps([r.inputs for r in recording.resources])
@@ -75,6 +76,7 @@ def test_with_the_stack_file_only_the_secure_env_value_goes_into_the_secret(
         "  gke-gpu:workloads:\n"
         "    - name: llm\n"
         "      image: vllm/vllm-openai:v0.6.4\n"
+        "      cache: {size: 30Gi}\n"
         "      env:\n"
         "        LOG_LEVEL: info\n"
         "        HF_TOKEN:\n"

@@ -10,9 +10,9 @@ DEFAULT_IMAGE = "vllm/vllm-openai:v0.6.4"
 # A small open model (Apache-2.0, no Hugging Face token needed) that fits one L4 with room to spare.
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 DEFAULT_NAMESPACE = "gke-gpu"
-# Requests of a workload that sets none (issue 9 derives them from the node's allocatable).
-DEFAULT_CPU = "4"
-DEFAULT_MEMORY = "16Gi"
+# Room for the default model's weights plus vLLM's compile caches (components/allocatable.py
+# DEFAULT_MODEL_CACHE explains the figure).
+DEFAULT_CACHE_SIZE = "30Gi"
 
 
 def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:
@@ -30,6 +30,9 @@ def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:
         "args": ["--model", DEFAULT_MODEL, "--max-model-len", "4096"],
         "port": 8000,
         "probe": {"path": "/health"},
+        # Weights and compile caches go to a per-pod disk, not the container filesystem:
+        # Autopilot's default ephemeral-storage request is 1 GiB (autopilot-resource-requests).
+        "cache": {"size": DEFAULT_CACHE_SIZE},
         "expose": {"port": 80},
     }
     if gke:

@@ -16,8 +16,8 @@ from components.config.model import (
     StackConfig,
 )
 from components.config.parse import Context, Problems, parse, parse_list
-from components.config.rules import capacity, names, pools, workloads
 from components.config.rules import cluster as cluster_rules
+from components.config.rules import fit, names, pools, workloads
 from components.config.schema import MODES, ClusterSpec, Mode, NodePoolSpec, WorkloadSpec
 from components.config.source import KNOWN_KEYS
 
@@ -130,7 +130,7 @@ def load(
 
     # Node pools: names (given, or derived from the GPU type), then each pool's own rules.
     resolved: list[NodePoolConfig] = []
-    candidates: dict[str, tuple[int, tuple[catalog.MachineType, ...]]] = {}
+    candidates: dict[str, tuple[int, tuple[catalog.MachineType, ...], bool]] = {}
     broken_pool_gpus: set[str] = {
         str(item["gpu"].get("type"))
         for item in raw.get("nodePools") or []
@@ -145,9 +145,9 @@ def load(
         problems += pool_problems
         if pool_problems and spec.gpu.type is not None:
             broken_pool_gpus.add(spec.gpu.type)
-        if not pool_problems and machines and spec.gpu.type is not None:
+        if not pool_problems and machines and spec.gpu.type and name not in candidates:
             resolved.append(pools.resolve_pool(spec, name, machine_type=""))  # chosen below
-            candidates[name] = (i, machines)
+            candidates[name] = (i, machines, spec.machine_type is not None)
     if mode == "standard" and not raw.get("nodePools") and not problems.items:
         broken_pool_gpus.update(w.gpu.type for _, w in workload_specs if w.gpu.type)
         problems.add(
@@ -169,35 +169,34 @@ def load(
         placed.append((i, w, pool))
     problems += names.object_name_problems([(i, w.name, w.kind) for i, w, _ in placed])
 
-    requests = {
-        i: (w.resources.cpu or defaults.DEFAULT_CPU, w.resources.memory or defaults.DEFAULT_MEMORY)
-        for i, w, _ in placed
-    }
-    machine_types = {
-        pool.name: pools.machine_type(
-            pool,
-            *candidates[pool.name],
-            [(i, *requests[i]) for i, _, p in placed if p is pool],
-            problems.items,
-        )
-        for pool in resolved
-    }
-    final = {p.name: dataclasses.replace(p, machine_type=machine_types[p.name]) for p in resolved}
-    demand: dict[str, int] = {}
-    for index, pool in ((candidates[p.name][0], p) for p in resolved):
+    # Each pool's machine: the smallest whose allocatable holds every pod placed on it; then the
+    # pool's capacity at maxNodes and each workload's rollout on it.
+    fits: dict[str, fit.PoolFit] = {}
+    final: dict[str, NodePoolConfig] = {}
+    for pool in resolved:
+        index, machines, named = candidates[pool.name]
         on_pool = [(i, w) for i, w, p in placed if p is pool]
-        problems += capacity.pool_problems(pool, index, on_pool)
-        demand[pool.name] = sum(capacity.pods(w) * w.gpu.count for _, w in on_pool)
-    resolved_workloads = [
-        workloads.resolve_workload(
-            w,
-            final[p.name] if p else None,
-            workloads.secret_env_values(i, w, ctx),
-            capacity.rollout(mode or "autopilot", w, p, demand.get(p.name, 0) if p else 0),
-            existing,
+        fits[pool.name] = chosen = fit.choose_machine(pool, index, machines, on_pool, named)
+        problems += chosen.problems
+        problems += fit.capacity_problems(pool, index, chosen, on_pool)
+        final[pool.name] = dataclasses.replace(pool, machine_type=chosen.machine.name)
+    resolved_workloads = []
+    for i, w, p in placed:
+        pool_fit = fits.get(p.name) if p else None
+        on_pool = [(j, o) for j, o, q in placed if q is p]
+        requests = (
+            pool_fit.requests[i] if pool_fit is not None else workloads.default_requests(w, mode)
         )
-        for i, w, p in placed
-    ]
+        resolved_workloads.append(
+            workloads.resolve_workload(
+                w,
+                final[p.name] if p else None,
+                workloads.secret_env_values(i, w, ctx),
+                fit.rollout(mode or "autopilot", w, i, p, pool_fit, on_pool),
+                requests,
+                existing,
+            )
+        )
 
     reported = problems.final()
     if reported:

@@ -109,6 +109,8 @@ class NodePoolConfig:
     driver: Driver
     sharing: Sharing | None
     partition_size: str | None
+    system_overhead: tuple[int, int] = (0, 0)
+    """(millicores, bytes) GKE's own DaemonSets request on each node; pods get the rest."""
 
     @property
     def shared(self) -> bool:
@@ -127,6 +129,17 @@ class Probe:
 class Storage:
     size: str
     mount_path: str
+    storage_class: str | None
+
+
+@dataclass(frozen=True)
+class Cache:
+    """A per-pod disk for model weights and compile caches: a generic ephemeral volume (a
+    PersistentVolumeClaim created and deleted with the pod), so a multi-GB download counts
+    against no node's ephemeral storage (Autopilot's default request is 1 GiB)."""
+
+    size: str
+    path: str
     storage_class: str | None
 
 
@@ -158,6 +171,7 @@ class WorkloadConfig:
     cpu: str
     memory: str
     storage: Storage | None
+    cache: Cache | None
     node_selector: tuple[tuple[str, str], ...]
     expose: Expose | None
     run_as_user: int | None

@@ -93,6 +93,11 @@ class SharingSpec(Model):
     max_clients_per_gpu: Annotated[int, Field(ge=2, le=48)] = 2
 
 
+class ResourcesSpec(Model):
+    cpu: CpuQuantity | None = None
+    memory: MemoryQuantity | None = None
+
+
 class NodePoolSpec(Model):
     name: GkeName | None = None
     gpu: GpuSpec
@@ -106,6 +111,7 @@ class NodePoolSpec(Model):
     driver: Driver = "default"
     sharing: SharingSpec | None = None
     partition_size: Annotated[str, StringConstraints(max_length=16)] | None = None
+    system_overhead: ResourcesSpec | None = None
 
 
 class ProbeSpec(Model):
@@ -114,14 +120,15 @@ class ProbeSpec(Model):
     startup_seconds: Annotated[int, Field(ge=10, le=7200)] = 1800
 
 
-class ResourcesSpec(Model):
-    cpu: CpuQuantity | None = None
-    memory: MemoryQuantity | None = None
-
-
 class StorageSpec(Model):
     size: MemoryQuantity
     mount_path: AbsolutePath
+    storage_class: K8sName | None = None
+
+
+class CacheSpec(Model):
+    size: MemoryQuantity = "30Gi"
+    path: AbsolutePath = "/cache"
     storage_class: K8sName | None = None
 
 
@@ -146,6 +153,7 @@ class WorkloadSpec(Model):
     probe: ProbeSpec | None = ProbeSpec()
     resources: ResourcesSpec = ResourcesSpec()
     storage: StorageSpec | None = None
+    cache: CacheSpec | None = None
     node_selector: Annotated[dict[str, str], Field(max_length=64)] = {}
     expose: ExposeSpec | None = None
     run_as_user: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None

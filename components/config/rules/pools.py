@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
-from decimal import Decimal
 
-from components import catalog
-from components.config.formats import GIB, quantity_bytes, quantity_cores
+from components import allocatable, catalog
 from components.config.model import NodePoolConfig, Sharing
 from components.config.parse import Context
 from components.config.schema import NodePoolSpec
@@ -65,23 +63,20 @@ def pool_problems(
                 f"{path}.gpu.count: {spec.gpu.count} GPUs is not a valid count for {gpu.name} "
                 f"(allowed: {choices(gpu.node_counts)}). Set count to {nearest[0]}."
             )
-        else:
-            machine_type = spec.machine_type
-            fitting = catalog.machine_types_for(gpu.name, spec.gpu.count)
-            candidates = tuple(m for m in fitting if machine_type in (None, m.name))
-            if machine_type is not None and not candidates:
-                family = machine_type.split("-")[0]
-                why = (
-                    f"{machine_type!r} is {family.upper()}, but {gpu.name} runs on "
-                    f"{gpu.family.upper()} machine types"
-                    if family != gpu.family
-                    else f"{machine_type!r} cannot carry {spec.gpu.count} x {gpu.name}"
-                )
+        elif spec.machine_type is not None:
+            machine = catalog.machine_for(gpu.name, spec.gpu.count, spec.machine_type)
+            candidates = (machine,) if machine is not None else ()
+            if machine is None:
+                why = catalog.machine_problem(gpu.name, spec.gpu.count, spec.machine_type)
+                fitting = catalog.machine_types_for(gpu.name, spec.gpu.count)
                 problems.append(
-                    f"{path}.machineType: {why}. Machine types for "
-                    f"{spec.gpu.count} x {gpu.name}: {choices(tuple(m.name for m in fitting))} "
-                    "(or leave machineType unset for the smallest)."
+                    f"{path}.machineType: {why or 'not a machine type for this GPU'}. Machine "
+                    f"types for {spec.gpu.count} x {gpu.name}: "
+                    f"{choices(tuple(m.name for m in fitting))} (or leave machineType unset for "
+                    "the smallest that fits)."
                 )
+        else:
+            candidates = catalog.machine_types_for(gpu.name, spec.gpu.count)
         if spec.sharing is not None:
             supported = gpu.time_sharing if spec.sharing.strategy == "TIME_SHARING" else gpu.mps
             if not supported:
@@ -133,43 +128,6 @@ def pool_problems(
     return problems, candidates
 
 
-def machine_type(
-    pool: NodePoolConfig,
-    index: int,
-    machines: tuple[catalog.MachineType, ...],
-    workloads: list[tuple[int, str, str]],
-    problems: list[str],
-) -> str:
-    """The pool's machine type: the smallest candidate whose vCPUs and memory hold every
-    workload placed on it (requests compared with capacity; the kubelet reserves a little)."""
-    cores = max((quantity_cores(cpu) for _, cpu, _ in workloads), default=Decimal(0))
-    memory = max((quantity_bytes(mem) for _, _, mem in workloads), default=Decimal(0))
-    for machine in machines:
-        if machine.vcpus >= cores and Decimal(machine.memory_gb) * GIB >= memory:
-            return machine.name
-    largest = machines[-1]
-    for i, cpu, mem in workloads:
-        requests = {"cpu": cpu, "memory": mem}
-        for key, wanted, have, unit in (
-            ("cpu", quantity_cores(cpu), Decimal(largest.vcpus), "vCPUs"),
-            ("memory", quantity_bytes(mem), Decimal(largest.memory_gb) * GIB, "GiB"),
-        ):
-            if wanted > have:
-                shown = largest.vcpus if key == "cpu" else largest.memory_gb
-                problems.append(
-                    f"workloads[{i}].resources.{key}: {requests[key]} is more than the "
-                    f"{shown} {unit} of {largest.name}, the largest machine type node pool "
-                    f"{pool.name!r} (nodePools[{index}]) can have for {pool.gpu_count} x "
-                    f"{pool.gpu_type}. Lower the request, or give the pool more GPUs per node."
-                    if len(machines) > 1
-                    else f"workloads[{i}].resources.{key}: {requests[key]} is more "
-                    f"than the {shown} {unit} of {largest.name} in node pool {pool.name!r} "
-                    f"(nodePools[{index}].machineType). Lower the request or pick a larger "
-                    "machine type (or unset machineType to get the smallest that fits)."
-                )
-    return largest.name
-
-
 def resolve_pool(spec: NodePoolSpec, name: str, machine_type: str) -> NodePoolConfig:
     assert spec.gpu.type is not None
     return NodePoolConfig(
@@ -190,4 +148,15 @@ def resolve_pool(spec: NodePoolSpec, name: str, machine_type: str) -> NodePoolCo
             else None
         ),
         partition_size=spec.partition_size,
+        system_overhead=(
+            (
+                allocatable.parse_cpu(spec.system_overhead.cpu or "0"),
+                allocatable.parse_memory(spec.system_overhead.memory or "0"),
+            )
+            if spec.system_overhead is not None
+            else (
+                allocatable.GPU_NODE_SYSTEM_OVERHEAD.cpu_millicores,
+                allocatable.GPU_NODE_SYSTEM_OVERHEAD.memory_bytes,
+            )
+        ),
     )

@@ -5,11 +5,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Literal
 
-from components import catalog
+from components import allocatable, catalog
+from components.allocatable import Resources
 from components.config import formats
-from components.config.defaults import DEFAULT_CPU, DEFAULT_MEMORY
 from components.config.model import (
     NAMESPACE,
+    Cache,
     DevicePluginConfig,
     Expose,
     NodePoolConfig,
@@ -19,6 +20,7 @@ from components.config.model import (
     WorkloadConfig,
 )
 from components.config.parse import Context
+from components.config.rules.fit import EXISTING_DEFAULT
 from components.config.rules.pools import choices, cidr_problems, gpu_type_problems
 from components.config.schema import Mode, WorkloadSpec
 
@@ -144,6 +146,11 @@ def workload_problems(
     gpu_problems = [] if mode == "existing" else gpu_type_problems(f"{path}.gpu.type", w.gpu.type)
     problems = list(gpu_problems)
     problems += _quantity_problems(f"{path}.resources", w.resources.cpu, w.resources.memory)
+    if w.cache is not None:
+        problems += [
+            p.replace(".memory:", ".size:")
+            for p in _quantity_problems(f"{path}.cache", None, w.cache.size)
+        ]
     if w.storage is not None:
         problems += [
             p.replace(".memory:", ".size:")
@@ -158,6 +165,13 @@ def workload_problems(
         problems.append(
             f"{path}.gpu.type: required on GKE (it picks the node's accelerator). "
             "Set it, e.g. 'nvidia-l4'."
+        )
+    if mode == "autopilot" and w.cache is None and _serves_a_model(w):
+        problems.append(
+            f"{path}.cache: the model server downloads its weights into the container's "
+            "filesystem, and Autopilot requests 1 GiB of ephemeral storage for it by default "
+            "(autopilot-resource-requests): the pod would be evicted mid-download. Add "
+            "cache: {size: 30Gi} (a per-pod disk for the weights)."
         )
     if w.storage is not None and w.kind != "StatefulSet":
         problems.append(
@@ -264,6 +278,27 @@ def existing_workload_problems(
     return problems
 
 
+def _serves_a_model(w: WorkloadSpec) -> bool:
+    """vLLM's OpenAI server, which fetches `--model` from Hugging Face at start."""
+    return w.image.split("@")[0].split(":")[0].endswith("vllm/vllm-openai")
+
+
+def default_requests(w: WorkloadSpec, mode: Mode | None) -> Resources:
+    """Requests of a workload not on a Standard pool: Autopilot's sizing for its GPUs (see
+    components/allocatable.py), or a fixed default on an existing cluster (nodes unknown)."""
+    if mode == "autopilot" and w.gpu.type in catalog.GPU_TYPES:
+        try:
+            share = allocatable.autopilot_default_requests(w.gpu.type, w.gpu.count)
+        except ValueError:  # no machine carries that count: its own problem says so
+            share = EXISTING_DEFAULT
+    else:
+        share = EXISTING_DEFAULT
+    return Resources(
+        allocatable.parse_cpu(w.resources.cpu) if w.resources.cpu else share.cpu_millicores,
+        allocatable.parse_memory(w.resources.memory) if w.resources.memory else share.memory_bytes,
+    )
+
+
 def secret_env_values(i: int, w: WorkloadSpec, ctx: Context) -> set[str]:
     """Env vars whose value came from `secure:`. The engine only says that `workloads` holds a
     secret somewhere; without the stack file every env value is treated as one."""
@@ -282,6 +317,7 @@ def resolve_workload(
     pool: NodePoolConfig | None,
     secret_env: set[str],
     rollout: Literal["surge", "replace"],
+    requests: Resources,
     existing: bool = False,
 ) -> WorkloadConfig:
     probe = None
@@ -303,8 +339,9 @@ def resolve_workload(
         secret_values=tuple(sorted((k, Secret(v)) for k, v in w.env.items() if k in secret_env)),
         port=w.port,
         probe=probe,
-        cpu=w.resources.cpu or DEFAULT_CPU,
-        memory=w.resources.memory or DEFAULT_MEMORY,
+        cpu=w.resources.cpu or allocatable.cpu_quantity(requests.cpu_millicores),
+        memory=w.resources.memory or allocatable.memory_quantity(requests.memory_bytes),
+        cache=Cache(w.cache.size, w.cache.path, w.cache.storage_class) if w.cache else None,
         storage=(
             Storage(w.storage.size, w.storage.mount_path, w.storage.storage_class)
             if w.storage

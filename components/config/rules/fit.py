@@ -1,0 +1,219 @@
+"""What GKE will really schedule: pods within a node's allocatable, pools that hold their
+workloads at maximum scale, and rollouts that never wait for a GPU the pool cannot add.
+
+A pod whose requests exceed what its node leaves for pods stays Pending and the autoscaler never
+scales up for it ("pod didn't trigger scale-up: it wouldn't fit"); so does a replica beyond the
+pool's GPUs at maxNodes, and a surge pod on a pool with no spare GPU. `pulumi up` would wait
+40 minutes for each and fail. All three are checked here, from the allocatable figures in
+components/allocatable.py (GKE's reservations, less GKE's own DaemonSets on GPU nodes).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from components import allocatable, catalog
+from components.allocatable import Resources
+from components.config.model import NodePoolConfig
+from components.config.schema import Mode, WorkloadSpec
+
+# Instances of one MIG profile an NVIDIA A100/H100/H200/B200 can hold: 7 of 1g, 3 of 2g, 2 of 3g,
+# 1 of 4g and 1 of 7g (NVIDIA Multi-Instance GPU User Guide, "Supported MIG Profiles"; GKE's
+# device plugin enforces the same maxima in container-engine-accelerators
+# pkg/gpu/nvidia/mig/mig.go gpuPartitionSizeMaxCount).
+MIG_INSTANCES = {1: 7, 2: 3, 3: 2, 4: 1, 7: 1}
+# Requests of a workload on an existing cluster that sets none: nothing is known of its nodes.
+EXISTING_DEFAULT = Resources(4000, 16 * 2**30)
+
+
+def slots_per_node(pool: NodePoolConfig) -> int:
+    """How many `nvidia.com/gpu: 1` containers one node of the pool can serve at once."""
+    per_gpu = 1
+    if pool.partition_size is not None:
+        match = re.match(r"(\d+)g\.", pool.partition_size)
+        per_gpu = MIG_INSTANCES.get(int(match.group(1)), 1) if match else 1
+    if pool.sharing is not None:
+        per_gpu *= pool.sharing.max_clients_per_gpu
+    return pool.gpu_count * per_gpu
+
+
+def pods(w: WorkloadSpec) -> int:
+    """Pods of the workload at its maximum: replicas, or one pod at a time for a Job."""
+    return 1 if w.kind == "Job" else w.replicas
+
+
+def pod_room(pool: NodePoolConfig, machine: catalog.MachineType) -> Resources:
+    """CPU and memory one node of `machine` leaves for the pool's workload pods."""
+    return allocatable.pod_allocatable(
+        machine.vcpus,
+        machine.memory_gb,
+        Resources(*pool.system_overhead),
+        os_image="ubuntu" if pool.image_type.startswith("UBUNTU") else "cos",
+    )
+
+
+# What a GPU pod with unset requests gets at least per GPU when the machine is chosen for it: the
+# project's default model-server size (DESIGN.md's default workload: 4 CPU, 16 GiB), the same
+# figure components/allocatable.py uses for Autopilot.
+DEFAULT_PER_GPU = allocatable.AUTOPILOT_REQUEST_PER_GPU
+
+
+def _at_least(w: WorkloadSpec, wanted: Resources, gpus: int) -> bool:
+    cpu_ok = w.resources.cpu is not None or (
+        wanted.cpu_millicores >= DEFAULT_PER_GPU.cpu_millicores * gpus
+    )
+    memory_ok = w.resources.memory is not None or (
+        wanted.memory_bytes >= DEFAULT_PER_GPU.memory_bytes * gpus
+    )
+    return cpu_ok and memory_ok
+
+
+def _requests(w: WorkloadSpec, share: Resources) -> Resources:
+    cpu, memory = w.resources.cpu, w.resources.memory
+    return Resources(
+        allocatable.parse_cpu(cpu) if cpu else share.cpu_millicores,
+        allocatable.parse_memory(memory) if memory else share.memory_bytes,
+    )
+
+
+@dataclass
+class PoolFit:
+    """A pool's machine and what each of its workloads requests and gets on it."""
+
+    machine: catalog.MachineType
+    room: Resources
+    requests: dict[int, Resources] = field(default_factory=dict)
+    per_node: dict[int, int] = field(default_factory=dict)
+    """Workload index -> pods of it one node holds (GPUs, CPU and memory together)."""
+    problems: list[str] = field(default_factory=list)
+
+
+def _fit(
+    pool: NodePoolConfig,
+    machine: catalog.MachineType,
+    placed: Sequence[tuple[int, WorkloadSpec]],
+    floor: bool,
+) -> PoolFit:
+    room = pod_room(pool, machine)
+    slots = slots_per_node(pool)
+    result = PoolFit(machine, room)
+    for i, w in placed:
+        gpus = 1 if pool.shared else w.gpu.count
+        share = allocatable.default_requests(room, slots, gpus)
+        wanted = _requests(w, share)
+        result.requests[i] = wanted
+        if floor and not pool.shared and not _at_least(w, wanted, gpus):
+            result.per_node[i] = 0
+            continue
+        by_gpu = slots // gpus
+        by_cpu = room.cpu_millicores // max(wanted.cpu_millicores, 1)
+        by_memory = room.memory_bytes // max(wanted.memory_bytes, 1)
+        result.per_node[i] = min(by_gpu, by_cpu, by_memory)
+    return result
+
+
+def choose_machine(
+    pool: NodePoolConfig,
+    index: int,
+    machines: Sequence[catalog.MachineType],
+    placed: Sequence[tuple[int, WorkloadSpec]],
+    named: bool,
+) -> PoolFit:
+    """The smallest candidate machine on which every workload's pod fits a node; else the
+    largest, with one problem per request that does not fit, naming both numbers.
+
+    A default machine also leaves each pod with unset requests at least DEFAULT_PER_GPU: the
+    smallest shape's share can be far too little for a model server (n1-standard-1 leaves a T4
+    pod a third of a CPU).
+    """
+    for floor in (True, False) if not named else (False,):
+        fits = [_fit(pool, m, placed, floor) for m in machines]
+        for candidate in fits:
+            if all(candidate.per_node[i] >= 1 for i, _ in placed):
+                return candidate
+    largest = fits[-1]
+    where = (
+        f"node pool {pool.name!r} (nodePools[{index}].machineType)"
+        if named
+        else f"{largest.machine.name}, the largest machine node pool {pool.name!r} "
+        f"(nodePools[{index}]) can have for {pool.gpu_count} x {pool.gpu_type}"
+    )
+    fix = (
+        "pick a larger machineType (or unset it to get the smallest that fits)"
+        if named
+        else "give the pool more GPUs per node"
+    )
+    for i, w in placed:
+        wanted, room = largest.requests[i], largest.room
+        for key, need, have, show in (
+            ("cpu", wanted.cpu_millicores, room.cpu_millicores, _cores),
+            ("memory", wanted.memory_bytes, room.memory_bytes, _gib),
+        ):
+            if need > have:
+                set_by_user = getattr(w.resources, key) is not None
+                largest.problems.append(
+                    f"workloads[{i}].resources.{key}: {show(need)} is more than the {show(have)} "
+                    f"a node of {where} leaves for pods (GKE's allocatable less its system "
+                    f"pods on GPU nodes). "
+                    + ("Lower the request, or " if set_by_user else "Set a smaller request, or ")
+                    + f"{fix}."
+                )
+    return largest
+
+
+def _cores(millicores: int) -> str:
+    return f"{millicores / 1000:g} CPU"
+
+
+def _gib(memory: int) -> str:
+    return f"{memory / 2**30:.1f} GiB"
+
+
+def capacity_problems(
+    pool: NodePoolConfig, index: int, fit: PoolFit, placed: Sequence[tuple[int, WorkloadSpec]]
+) -> list[str]:
+    """The pool's nodes at maxNodes against what its workloads need at their maximum."""
+    if not placed or any(fit.per_node.get(i, 0) < 1 for i, _ in placed):
+        return []  # a pod that fits no node is reported already
+    needed = sum(math.ceil(pods(w) / fit.per_node[i]) for i, w in placed)
+    if needed <= pool.max_nodes:
+        return []
+    names = ", ".join(
+        f"workloads[{i}] ({pods(w)} pods, {fit.per_node[i]} per node)" for i, w in placed
+    )
+    return [
+        f"nodePools[{index}].maxNodes: {pool.max_nodes} node(s) of {fit.machine.name} hold "
+        f"fewer pods than {names} need at their replicas: {needed} nodes. Raise maxNodes to "
+        f"{needed}, or lower replicas: the extra pods would stay Pending and `pulumi up` would "
+        "wait for them."
+    ]
+
+
+def rollout(
+    mode: Mode,
+    w: WorkloadSpec,
+    index: int,
+    pool: NodePoolConfig | None,
+    fit: PoolFit | None,
+    placed: Sequence[tuple[int, WorkloadSpec]],
+) -> Literal["surge", "replace"]:
+    """How a change rolls out: surge one pod only where a node has room for it at max scale."""
+    if w.rollout != "auto":
+        return w.rollout
+    if mode == "autopilot":
+        return "surge"  # Autopilot adds a node for the surge pod (within quota)
+    if mode == "existing" or pool is None or fit is None:
+        return "replace"  # capacity unknown: never wait for a GPU that may not exist
+    per_node = fit.per_node.get(index, 0)
+    if per_node < 1:
+        return "replace"
+    needed = sum(
+        math.ceil((pods(other) + (1 if j == index else 0)) / fit.per_node[j])
+        for j, other in placed
+        if fit.per_node.get(j, 0) >= 1
+    )
+    return "surge" if needed <= pool.max_nodes else "replace"

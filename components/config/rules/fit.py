@@ -130,6 +130,7 @@ def choose_machine(
     smallest shape's share can be far too little for a model server (n1-standard-1 leaves a T4
     pod a third of a CPU).
     """
+    fits: list[PoolFit] = []
     for floor in (True, False) if not named else (False,):
         fits = [_fit(pool, m, placed, floor) for m in machines]
         for candidate in fits:

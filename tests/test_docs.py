@@ -73,7 +73,8 @@ def test_ci_runs_both_readme_commands_verbatim() -> None:
 
 def test_every_install_uses_the_one_pinned_uv() -> None:
     version = _uv_version()
-    pinned = set(re.findall(r"uv==([0-9][^\s\"']*)", README + CI))
+    delivery = (ROOT / "docs" / "delivery.md").read_text()
+    pinned = set(re.findall(r"uv==([0-9][^\s\"']*)", README + CI + delivery))
     workflows = {
         path.name: path.read_text() for path in (ROOT / ".github" / "workflows").glob("*.yml")
     }
@@ -81,7 +82,8 @@ def test_every_install_uses_the_one_pinned_uv() -> None:
         for step in re.findall(r"uses: astral-sh/setup-uv@.*?(?=\n      - |\Z)", text, re.S):
             pinned |= set(re.findall(r'version: "([^"]+)"', step))
     assert pinned == {version}, (
-        f"README, .ci/run and the workflows must install the same uv ({version}); found {pinned}:"
+        f"README, docs, .ci/run and the workflows must install the same uv ({version}); found"
+        f" {pinned}:"
         " another uv may write or read uv.lock differently"
     )
     required = PYPROJECT["tool"]["uv"]["required-version"]

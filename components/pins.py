@@ -50,5 +50,5 @@ VLLM_IMAGE_CUDA12 = f"{VLLM_IMAGE}-cu129"
 # GKE's REGULAR channel: "Version 1.35.8-gke.1036000 is now the default version for cluster
 # creation in the Regular channel" (GKE Regular channel release notes, September 17, 2026,
 # https://cloud.google.com/kubernetes-engine/docs/release-notes#September_17_2026; checked
-# 2026-11-22). kubernetes-validate 1.37.0 (requirements-dev.txt) ships the 1.35.0 schema.
+# 2026-11-22). kubernetes-validate 1.37.0 (pyproject.toml, `plan` group) ships the 1.35.0 schema.
 KUBERNETES_SCHEMA_VERSION = "1.35"

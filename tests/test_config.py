@@ -558,3 +558,76 @@ def test_an_explicit_rollout_is_kept() -> None:
     raw = _standard(maxNodes=1)
     raw["workloads"][0]["rollout"] = "surge"
     assert _load(raw).workloads[0].rollout == "surge"
+
+
+# --- allocatable, drivers (issue 9, 10) ----------------------------------------------------
+
+VLLM = "vllm/vllm-openai:v0.29.0"  # components/pins.py VLLM_IMAGE, a CUDA 13 build
+
+
+def test_unset_resources_on_a_default_machine_get_a_node_that_leaves_room_for_a_model_server() -> (
+    None
+):
+    pool = _load(_standard()).node_pools[0]
+    assert pool.machine_type == "g2-standard-8", (
+        "g2-standard-4 leaves a pod 3.3 CPU / 12.2 GiB: too little for the default server"
+    )
+
+
+def test_unset_resources_on_a_named_machine_take_the_share_that_fits_it() -> None:
+    raw = _standard(machineType="n1-standard-4")
+    raw["nodePools"][0]["gpu"]["type"] = "nvidia-tesla-t4"
+    raw["workloads"][0]["gpu"]["type"] = "nvidia-tesla-t4"
+    workload = _load(raw).workloads[0]
+    # n1-standard-4: allocatable 3920m / 12377 MiB less 597m / 800Mi of system pods.
+    assert (workload.cpu, workload.memory) == ("3323m", "11577Mi"), (
+        "seed 000 (T4 on n1-standard-4, no resources) must schedule: requests within allocatable"
+    )
+
+
+def test_n1_custom_machine_types_carry_a_t4() -> None:
+    raw = _standard(machineType="n1-custom-4-20480")
+    raw["nodePools"][0]["gpu"]["type"] = "nvidia-tesla-t4"
+    raw["workloads"][0]["gpu"]["type"] = "nvidia-tesla-t4"
+    assert _load(raw).node_pools[0].machine_type == "n1-custom-4-20480", (
+        "seed 003's 5 GB per vCPU custom machine takes attached GPUs"
+    )
+
+
+def test_a_request_above_the_pods_share_of_the_node_names_both_numbers() -> None:
+    raw = _standard(machineType="g2-standard-8")
+    raw["workloads"][0]["resources"] = {"cpu": "4", "memory": "30Gi"}
+    (problem,) = _problems(raw)
+    assert problem.startswith(
+        "workloads[0].resources.memory: 30.0 GiB is more than the 27.0 GiB"
+    ), problem
+
+
+def test_the_default_image_on_a_standard_pool_gets_the_latest_driver() -> None:
+    raw = _standard()
+    raw["workloads"][0]["image"] = VLLM
+    assert _load(raw).node_pools[0].driver == "latest", (
+        "a CUDA 13 image needs R580, which GKE installs only as its `latest` driver"
+    )
+
+
+def test_the_default_image_on_a_pool_pinned_to_the_default_driver_is_rejected() -> None:
+    raw = _standard(driver="default")
+    raw["workloads"][0]["image"] = VLLM
+    (problem,) = _problems(raw)
+    assert problem.startswith(f"workloads[0].image: {VLLM} is built for CUDA 13.0"), problem
+    assert "set nodePools[0].driver: latest" in problem
+
+
+def test_the_default_image_on_a_v100_is_rejected_naming_the_cuda_12_build() -> None:
+    (problem,) = _problems(
+        _autopilot_workload(image=VLLM, gpu={"type": "nvidia-tesla-v100"}, cache={"size": "30Gi"})
+    )
+    assert "compute capability 7.5 or newer" in problem and f"{VLLM}-cu129" in problem, problem
+
+
+def test_vllm_on_autopilot_without_a_cache_disk_is_rejected() -> None:
+    (problem,) = _problems(_autopilot_workload(image=VLLM, gpu={"type": "nvidia-l4"}))
+    assert problem.startswith("workloads[0].cache: the model server downloads its weights"), (
+        "Autopilot's 1 GiB default ephemeral storage cannot hold a model: the pod is evicted"
+    )

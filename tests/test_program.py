@@ -79,7 +79,9 @@ def test_dev_workload_requests_one_l4_on_spot(dev: Recording) -> None:
     assert pod["nodeSelector"] == {
         "cloud.google.com/gke-accelerator": "nvidia-l4",
         "cloud.google.com/gke-spot": "true",
-    }, "Autopilot picks the GPU and Spot capacity from exactly these selectors"
+        # The default image is a CUDA 13 build: Autopilot must install its latest (R580) driver.
+        "cloud.google.com/gke-gpu-driver-version": "latest",
+    }, "Autopilot picks the GPU, Spot capacity and driver version from exactly these selectors"
 
 
 def test_dev_endpoint_is_exposed_on_port_80_to_the_vllm_port(dev: Recording) -> None:

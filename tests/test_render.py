@@ -79,13 +79,17 @@ def test_summary_shows_pools_workloads_and_outputs(
     printed = capsys.readouterr().out
     # The pool's GKE name: its config name and a hash of its replacement-forcing settings.
     assert re.search(
-        r"pool      l4-[0-9a-f]{8}: 1 x nvidia-l4 on g2-standard-8, 1-4 nodes, on-demand, "
-        r"driver LATEST",
+        r"pool      l4 \(GKE name l4-[0-9a-f]{8}\): g2-standard-8 with 1 x nvidia-l4, 1-4 nodes, "
+        r"on-demand VMs",
         printed,
     ), printed
-    assert "workload  llm (Deployment, vllm/vllm-openai:v0.29.0, 1 x nvidia-l4, exposed on " in (
+    assert "each node: 7.91 CPU / 27.7 GiB allocatable, 7.31 CPU / 27.0 GiB for your pods" in (
         printed
-    )
+    ), "a reviewer sees what GKE leaves for pods on a g2-standard-8 (allocatable.py)"
+    assert "requests 6 CPU / 24.0 GiB of the 7.31 CPU / 27.0 GiB a node leaves" in printed
+    assert "GPUs at max scale: 2 of 4" in printed, "2 replicas on a pool of up to 4 L4 nodes"
+    assert "rollout: one extra pod at a time" in printed
+    assert "exposed: LoadBalancer (public IP) port 80, from 203.0.113.0/24" in printed
     assert 'url = "http://203.0.113.10" *' in printed, "computed outputs carry a star"
 
 
@@ -167,3 +171,40 @@ def test_every_stack_file_renders_clean(tmp_path: Path) -> None:
     for stack_file in sorted(ROOT.glob("Pulumi.*.yaml")):
         stack = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
         assert render.main([stack, "--out", str(tmp_path / stack)]) == render.EXIT_OK, stack
+
+
+STACK_FILES = sorted([*ROOT.glob("Pulumi.*.yaml"), *ROOT.glob("examples/Pulumi.*.yaml")])
+
+
+@pytest.mark.parametrize("stack_file", STACK_FILES, ids=lambda p: p.name)
+def test_every_recorded_gpu_pod_fits_the_allocatable_of_its_pools_machine(stack_file: Path) -> None:
+    from components import allocatable, catalog
+
+    stack = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    plan = render.render(stack, stack_file)
+    pools = {
+        r.inputs["name"]: r.inputs
+        for r in plan.recording.of_type("gcp:container/nodePool:NodePool")
+        if r.inputs["nodeConfig"].get("guestAccelerators")
+    }
+    for obj in plan.manifests:
+        if obj["kind"] not in ("Deployment", "StatefulSet", "Job"):
+            continue
+        pod = obj["spec"]["template"]["spec"]
+        pool = pools.get((pod.get("nodeSelector") or {}).get("cloud.google.com/gke-nodepool"))
+        if pool is None:
+            continue  # Autopilot or an existing cluster: no node pool of ours
+        node = pool["nodeConfig"]
+        accelerator = node["guestAccelerators"][0]
+        machine = catalog.machine_for(
+            accelerator["type"], accelerator["count"], node["machineType"]
+        )
+        assert machine is not None
+        room = allocatable.pod_allocatable(machine.vcpus, machine.memory_gb)
+        requests = pod["containers"][0]["resources"]["requests"]
+        assert allocatable.parse_cpu(requests["cpu"]) <= room.cpu_millicores, (
+            f"{stack}: a pod above its node's allocatable CPU stays Pending forever"
+        )
+        assert allocatable.parse_memory(requests["memory"]) <= room.memory_bytes, (
+            f"{stack}: a pod above its node's allocatable memory stays Pending forever"
+        )

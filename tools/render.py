@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from components.config import StackConfig, from_stack_file
 from components.config.source import read_stack_file
 from components.pins import KUBERNETES_SCHEMA_VERSION
 from tools.engine import (
@@ -53,16 +54,25 @@ class Plan:
     """Every Kubernetes object as it would be applied."""
     outputs: dict[str, dict[str, Any]]
     """Stack outputs: value (masked when secret), secret, computed."""
+    config: StackConfig | None = None
+    """The validated config the program ran with (the summary's facts come from it)."""
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def of(cls, stack: str, recording: Recording, secret_keys: tuple[str, ...] = ()) -> Plan:
+    def of(
+        cls,
+        stack: str,
+        recording: Recording,
+        secret_keys: tuple[str, ...] = (),
+        config: StackConfig | None = None,
+    ) -> Plan:
         """A plan of a recorded run, with its manifests and outputs derived once."""
         return cls(
             stack=stack,
             recording=recording,
             secret_keys=secret_keys,
+            config=config,
             manifests=kubernetes_manifests(recording),
             outputs=output_entries(recording),
         )
@@ -73,7 +83,9 @@ def render(stack: str, stack_file: Path | None = None) -> Plan:
     path = stack_file or ROOT / f"Pulumi.{stack}.yaml"
     read = read_stack_file(path)
     recording = run_program(read.config, stack=stack, secret_keys=read.secret_keys, stack_file=path)
-    return Plan.of(stack, recording, read.secret_keys)
+    # The program validated the same config before registering anything; load it again here for
+    # the summary's facts (allocatable, requests, GPUs at max scale).
+    return Plan.of(stack, recording, read.secret_keys, from_stack_file(read, stack))
 
 
 def supported_kubernetes_versions() -> list[str]:
@@ -235,64 +247,11 @@ def _inputs(recording: Recording, type_: str) -> list[tuple[str, dict[str, Any]]
 
 
 def summary(plan: Plan) -> str:
-    rec = plan.recording
-    lines = [f"Stack {plan.stack}"]
-    clusters = _inputs(rec, "gcp:container/cluster:Cluster")
-    for _, cluster in clusters:
-        mode = "Autopilot" if cluster.get("enableAutopilot") else "Standard"
-        lines.append(
-            f"  cluster   {cluster['name']} ({mode}, {cluster['location']}, "
-            f"{cluster.get('releaseChannel', {}).get('channel', '-')} channel, deletion "
-            f"protection {'on' if cluster.get('deletionProtection', True) else 'off'})"
-        )
-    for _, pool in _inputs(rec, "gcp:container/nodePool:NodePool"):
-        node = pool.get("nodeConfig") or {}
-        for accelerator in node.get("guestAccelerators") or []:
-            scaling = pool.get("autoscaling") or {}
-            driver = (accelerator.get("gpuDriverInstallationConfig") or {}).get(
-                "gpuDriverVersion", "DEFAULT"
-            )
-            sharing = accelerator.get("gpuSharingConfig") or {}
-            extra = f", {sharing['gpuSharingStrategy']}" if sharing else ""
-            if accelerator.get("gpuPartitionSize"):
-                extra += f", MIG {accelerator['gpuPartitionSize']}"
-            lines.append(
-                f"  pool      {pool['name']}: {accelerator['count']} x {accelerator['type']} on "
-                f"{node.get('machineType')}, {scaling.get('totalMinNodeCount', 0)}-"
-                f"{scaling.get('totalMaxNodeCount', 0)} nodes, "
-                f"{'Spot' if node.get('spot') else 'on-demand'}, driver {driver}{extra}"
-            )
-    services = {
-        (svc["metadata"]["namespace"], json.dumps(svc["spec"].get("selector"), sort_keys=True)): svc
-        for _, svc in _inputs(rec, "kubernetes:core/v1:Service")
-        if svc["spec"].get("type") in ("LoadBalancer", "NodePort")
-    }
-    for kind in ("Deployment", "StatefulSet", "Job"):
-        group = "batch/v1" if kind == "Job" else "apps/v1"
-        for _, obj in _inputs(rec, f"kubernetes:{group}:{kind}"):
-            pod = obj["spec"]["template"]["spec"]
-            container = pod["containers"][0]
-            gpus = (container.get("resources") or {}).get("limits", {}).get("nvidia.com/gpu", "0")
-            gpu_type = (pod.get("nodeSelector") or {}).get("cloud.google.com/gke-accelerator", "")
-            selector = json.dumps(
-                obj["spec"].get("selector", {}).get("matchLabels"), sort_keys=True
-            )
-            svc = services.get((obj["metadata"]["namespace"], selector))
-            exposed = (
-                f", exposed on {svc['spec']['type']} port {svc['spec']['ports'][0]['port']}"
-                if svc
-                else ""
-            )
-            lines.append(
-                f"  workload  {obj['metadata']['name']} ({kind}, {container['image']}, "
-                f"{gpus} x {gpu_type or 'GPU'}{exposed})"
-            )
-    lines.append("  outputs   (values marked * are computed by the cloud at `pulumi up`)")
-    for name, entry in plan.outputs.items():
-        value = "[secret]" if entry["secret"] else json.dumps(entry["value"])
-        lines.append(f"    {name} = {value}{' *' if entry['computed'] else ''}")
-    lines.append(f"  {len(rec.resources)} resources")
-    return "\n".join(lines)
+    from tools import summary as summary_module
+
+    if plan.config is None:
+        return f"Stack {plan.stack}\n  {len(plan.recording.resources)} resources"
+    return summary_module.summary(plan.stack, plan.config, plan.recording, plan.outputs)
 
 
 # --- command line ------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """The stack's config: read as the engine hands it over, validated, resolved into StackConfig."""
 
+import json
+
 from components.config.defaults import DEFAULT_IMAGE, DEFAULT_MODEL, default_workloads
 from components.config.loader import load
 from components.config.model import (
@@ -18,7 +20,7 @@ from components.config.model import (
     WorkloadConfig,
 )
 from components.config.schema import Mode
-from components.config.source import from_engine
+from components.config.source import StackFile, decode, from_engine
 
 
 def from_pulumi() -> StackConfig:
@@ -35,6 +37,29 @@ def from_pulumi() -> StackConfig:
         secure_paths=engine.secure_paths,
         extra_problems=engine.problems,
     )
+
+
+def from_stack_file(read: StackFile, stack: str) -> StackConfig:
+    """The StackConfig `pulumi up` would load from this stack file (tools.render's view)."""
+    raw = {}
+    for key, value in read.config.items():
+        namespace, _, name = key.partition(":")
+        if namespace == NAMESPACE:
+            raw[name] = decode(name, value if isinstance(value, str) else json.dumps(value))
+    return load(
+        raw,
+        project=_text(read.config.get("gcp:project")),
+        region=_text(read.config.get("gcp:region")),
+        stack=stack,
+        secret_keys=frozenset(
+            k.partition(":")[2] for k in read.secret_keys if k.startswith(NAMESPACE + ":")
+        ),
+        secure_paths=read.secure_paths,
+    )
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else value if isinstance(value, str) else json.dumps(value)
 
 
 __all__ = [
@@ -56,5 +81,6 @@ __all__ = [
     "WorkloadConfig",
     "default_workloads",
     "from_pulumi",
+    "from_stack_file",
     "load",
 ]

@@ -17,7 +17,7 @@ from components.config.model import (
 )
 from components.config.parse import Context, Problems, parse, parse_list
 from components.config.rules import cluster as cluster_rules
-from components.config.rules import fit, names, pools, workloads
+from components.config.rules import drivers, fit, names, pools, workloads
 from components.config.schema import MODES, ClusterSpec, Mode, NodePoolSpec, WorkloadSpec
 from components.config.source import KNOWN_KEYS
 
@@ -164,11 +164,13 @@ def load(
             i, w, mode, resolved, ctx, frozenset(broken_pool_gpus)
         )
         problems += w_problems
+        problems += drivers.workload_problems(i, w, mode)
         if existing:
             problems += workloads.existing_workload_problems(i, w, device_plugin)
         placed.append((i, w, pool))
     problems += names.object_name_problems([(i, w.name, w.kind) for i, w, _ in placed])
 
+    pool_specs_by_index = dict(pool_specs)
     # Each pool's machine: the smallest whose allocatable holds every pod placed on it; then the
     # pool's capacity at maxNodes and each workload's rollout on it.
     fits: dict[str, fit.PoolFit] = {}
@@ -179,7 +181,12 @@ def load(
         fits[pool.name] = chosen = fit.choose_machine(pool, index, machines, on_pool, named)
         problems += chosen.problems
         problems += fit.capacity_problems(pool, index, chosen, on_pool)
-        final[pool.name] = dataclasses.replace(pool, machine_type=chosen.machine.name)
+        spec = pool_specs_by_index[index]
+        driver = drivers.pool_driver(spec, [w for _, w in on_pool])
+        problems += drivers.pool_problems(index, spec, driver, on_pool)
+        final[pool.name] = dataclasses.replace(
+            pool, machine_type=chosen.machine.name, driver=driver
+        )
     resolved_workloads = []
     for i, w, p in placed:
         pool_fit = fits.get(p.name) if p else None
@@ -194,6 +201,7 @@ def load(
                 workloads.secret_env_values(i, w, ctx),
                 fit.rollout(mode or "autopilot", w, i, p, pool_fit, on_pool),
                 requests,
+                drivers.autopilot_selector(w, mode),
                 existing,
             )
         )

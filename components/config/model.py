@@ -179,6 +179,8 @@ class WorkloadConfig:
     wait_for_completion: bool
     """Job: `pulumi up` waits until it completes (otherwise it only creates it)."""
     rollout: Literal["surge", "replace"]
+    driver_version: str | None
+    """Autopilot: the GKE driver version its nodes must have (None: GKE's default)."""
     """surge: one extra pod at a time (a spare GPU exists); replace: one pod down at a time."""
     node_pool: NodePoolConfig | None
     """Standard mode: the node pool this workload is pinned to (the smallest one that fits)."""

@@ -108,7 +108,7 @@ class NodePoolSpec(Model):
     min_nodes_reason: LabelValue | None = None
     zones: Annotated[list[Zone], Field(max_length=10)] = []
     image_type: ImageType = "COS_CONTAINERD"
-    driver: Driver = "default"
+    driver: Driver | None = None  # derived: `latest` for the default image on COS
     sharing: SharingSpec | None = None
     partition_size: Annotated[str, StringConstraints(max_length=16)] | None = None
     system_overhead: ResourcesSpec | None = None

@@ -141,7 +141,7 @@ def resolve_pool(spec: NodePoolSpec, name: str, machine_type: str) -> NodePoolCo
         min_nodes_reason=spec.min_nodes_reason,
         zones=tuple(spec.zones),
         image_type=spec.image_type,
-        driver=spec.driver,
+        driver=spec.driver or "default",  # the loader derives it from the pool's workloads
         sharing=(
             Sharing(spec.sharing.strategy, spec.sharing.max_clients_per_gpu)
             if spec.sharing

@@ -318,6 +318,7 @@ def resolve_workload(
     secret_env: set[str],
     rollout: Literal["surge", "replace"],
     requests: Resources,
+    driver_version: str | None,
     existing: bool = False,
 ) -> WorkloadConfig:
     probe = None
@@ -357,5 +358,6 @@ def resolve_workload(
         backoff_limit=w.backoff_limit,
         wait_for_completion=w.wait_for_completion,
         rollout=rollout,
+        driver_version=driver_version,
         node_pool=pool,
     )

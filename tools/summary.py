@@ -1,0 +1,184 @@
+"""The offline plan's summary: what each pool and workload gets, in plain words, for a reviewer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from components import allocatable, catalog
+from components.allocatable import Resources
+from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
+from components.config.rules import fit
+from components.nodepool import gke_pool_name
+from tools.engine import Recording
+
+DRIVERS = {
+    "default": "NVIDIA driver installed by GKE (its default version)",
+    "latest": "NVIDIA driver installed by GKE (its latest version)",
+    "installer": "NVIDIA driver installed by Google's driver-installer DaemonSet",
+}
+
+
+def _cpu(millicores: int) -> str:
+    return f"{millicores / 1000:.2f}".rstrip("0").rstrip(".") + " CPU"
+
+
+def _gib(memory: int) -> str:
+    return f"{memory / 2**30:.1f} GiB"
+
+
+def _resources(r: Resources) -> str:
+    return f"{_cpu(r.cpu_millicores)} / {_gib(r.memory_bytes)}"
+
+
+def _machine(pool: NodePoolConfig) -> catalog.MachineType | None:
+    return catalog.machine_for(pool.gpu_type, pool.gpu_count, pool.machine_type)
+
+
+def cluster_lines(config: StackConfig) -> list[str]:
+    cluster = config.cluster
+    if not isinstance(cluster, ClusterConfig):
+        target = f"context {cluster.context!r}" if cluster.context else "the secret kubeconfig"
+        return [f"  cluster   an existing cluster through {target}; nothing is created in GCP"]
+    kind = "Autopilot" if cluster.mode == "autopilot" else "Standard"
+    where = "zonal" if cluster.location != config.region else "regional"
+    lines = [
+        f"  cluster   {cluster.name}: GKE {kind} in {cluster.location} ({where}), "
+        f"{cluster.release_channel} channel, deletion protection "
+        f"{'on' if cluster.deletion_protection else 'off'}"
+    ]
+    nodes = (
+        "private nodes (no public IPs), Cloud NAT for image pulls"
+        if cluster.private_nodes
+        else "nodes with public IPs"
+    )
+    control = (
+        f"control plane reachable only from {', '.join(cluster.master_authorized_networks)}"
+        if cluster.master_authorized_networks
+        else "control plane reachable from anywhere (IAM still applies)"
+    )
+    lines.append(f"            {nodes}; {control}")
+    if cluster.mode == "standard":
+        lines.append(
+            f"            system pool: {cluster.system_nodes} x {cluster.system_machine_type} "
+            "(cluster components; GPU nodes stay free for GPU pods)"
+        )
+    return lines
+
+
+def pool_lines(pool: NodePoolConfig) -> list[str]:
+    machine = _machine(pool)
+    sharing = ""
+    if pool.sharing is not None:
+        how = pool.sharing.strategy.lower().replace("_", "-")
+        sharing = f", shared by up to {pool.sharing.max_clients_per_gpu} pods per GPU ({how})"
+    if pool.partition_size:
+        sharing += f", split into MIG {pool.partition_size} slices"
+    lines = [
+        f"  pool      {pool.name} (GKE name {gke_pool_name(pool)}): {pool.machine_type} with "
+        f"{pool.gpu_count} x {pool.gpu_type}{sharing}, {pool.min_nodes}-{pool.max_nodes} nodes, "
+        f"{'Spot VMs' if pool.spot else 'on-demand VMs'}",
+        f"            {DRIVERS[pool.driver]}; {pool.image_type.split('_')[0]} nodes",
+    ]
+    if machine is not None:
+        node = allocatable.node_allocatable(
+            machine.vcpus,
+            machine.memory_gb,
+            os_image="ubuntu" if pool.image_type.startswith("UBUNTU") else "cos",
+        )
+        lines.append(
+            f"            each node: {_resources(node)} allocatable, "
+            f"{_resources(fit.pod_room(pool, machine))} for your pods after GKE's system pods"
+        )
+    return lines
+
+
+def _model(w: WorkloadConfig) -> str | None:
+    args = list(w.args)
+    if "--model" in args[:-1]:
+        return args[args.index("--model") + 1]
+    return None
+
+
+def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
+    where = f" on pool {w.node_pool.name}" if w.node_pool else ""
+    lines = [f"  workload  {w.name} ({w.kind}, {w.image}){where}"]
+    requests = Resources(allocatable.parse_cpu(w.cpu), allocatable.parse_memory(w.memory))
+    gpus = f"{w.gpu_count} x {w.gpu_type or 'GPU'} per pod"
+    pods = 1 if w.kind == "Job" else w.replicas
+    pool = w.node_pool
+    machine = _machine(pool) if pool else None
+    if pool is not None and machine is not None:
+        room = fit.pod_room(pool, machine)
+        lines.append(
+            f"            requests {_resources(requests)} of the {_resources(room)} a node "
+            f"leaves; {gpus}"
+        )
+        used = pods * (1 if pool.shared else w.gpu_count)
+        slots = pool.max_nodes * fit.slots_per_node(pool)
+        unit = "GPU slots" if pool.shared else "GPUs"
+        lines.append(
+            f"            {unit} at max scale: {used} of {slots} ({pods} pod(s), "
+            f"pool up to {pool.max_nodes} node(s))"
+        )
+    elif config.cluster.mode == "autopilot":
+        lines.append(
+            f"            requests {_resources(requests)}; {gpus}; Autopilot sizes a node for "
+            "each pod"
+        )
+    else:
+        lines.append(
+            f"            requests {_resources(requests)}; {gpus}; the cluster's own nodes "
+            "(capacity not known here)"
+        )
+    if w.kind == "Job":
+        lines.append(
+            "            runs to completion; `pulumi up` "
+            + ("waits for it" if w.wait_for_completion else "does not wait for it")
+        )
+    else:
+        rollout = (
+            "one extra pod at a time (a spare GPU exists at max scale)"
+            if w.rollout == "surge"
+            else "one pod replaced at a time (no spare GPU to surge into)"
+            if w.replicas > 1
+            else "the pod is recreated (its GPU is needed by the new one)"
+        )
+        lines.append(f"            rollout: {rollout}")
+    model = _model(w)
+    weights = (
+        f"a {w.cache.size} per-pod disk at {w.cache.path}"
+        if w.cache
+        else "the container's filesystem (the node's boot disk)"
+    )
+    lines.append(f"            {'model ' + model + '; ' if model else ''}caches on {weights}")
+    if w.expose is not None:
+        ranges = ", ".join(w.expose.source_ranges) or "anywhere"
+        if w.expose.type == "LoadBalancer":
+            lines.append(
+                f"            exposed: LoadBalancer (public IP) port {w.expose.port}, from {ranges}"
+            )
+        else:
+            lines.append("            exposed: NodePort on every node (port chosen by Kubernetes)")
+    return lines
+
+
+def outputs_lines(outputs: dict[str, dict[str, Any]]) -> list[str]:
+    lines = ["  outputs   (values marked * are computed by the cloud at `pulumi up`)"]
+    for name, entry in outputs.items():
+        value = "[secret]" if entry["secret"] else json.dumps(entry["value"])
+        lines.append(f"    {name} = {value}{' *' if entry['computed'] else ''}")
+    return lines
+
+
+def summary(
+    stack: str, config: StackConfig, recording: Recording, outputs: dict[str, dict[str, Any]]
+) -> str:
+    lines = [f"Stack {stack}", *cluster_lines(config)]
+    for pool in config.node_pools:
+        lines += pool_lines(pool)
+    for w in config.workloads:
+        lines += workload_lines(config, w)
+    lines += outputs_lines(outputs)
+    lines.append(f"  {len(recording.resources)} resources")
+    return "\n".join(lines)

@@ -362,7 +362,7 @@ def no_latest_or_untagged_images(
             problems.append(
                 f'{label}: {where} image "{image}" {problem}: what runs can change without a '
                 "deploy. Pin a version tag or a digest (gke-gpu: workloads[].image, e.g. "
-                "vllm/vllm-openai:v0.6.4)."
+                "vllm/vllm-openai:v0.29.0)."
             )
     return problems
 

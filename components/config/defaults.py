@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from components import pins
 from components.config.schema import Mode
 
-DEFAULT_IMAGE = "vllm/vllm-openai:v0.6.4"
+# The pinned vLLM OpenAI server (components/pins.py: version, CUDA build and driver it needs).
+DEFAULT_IMAGE = pins.VLLM_IMAGE
 # A small open model (Apache-2.0, no Hugging Face token needed) that fits one L4 with room to spare.
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 DEFAULT_NAMESPACE = "gke-gpu"

@@ -137,8 +137,15 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             + ("waits for it" if w.wait_for_completion else "does not wait for it")
         )
     else:
+        surge = (
+            "one extra pod at a time (Autopilot adds a node for it, within quota)"
+            if config.cluster.mode == "autopilot"
+            else "one extra pod at a time (a spare GPU exists at max scale)"
+            if w.node_pool
+            else "one extra pod at a time (set rollout: surge; the cluster must have a spare GPU)"
+        )
         rollout = (
-            "one extra pod at a time (a spare GPU exists at max scale)"
+            surge
             if w.rollout == "surge"
             else "one pod replaced at a time (no spare GPU to surge into)"
             if w.replicas > 1

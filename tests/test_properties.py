@@ -141,3 +141,42 @@ def test_a_valid_config_keeps_the_users_workloads_and_its_nested_secrets(case: f
         f"{verdict.wrong_plan}: `pulumi up` would replace the user's workloads or put their "
         "secret in a plain env value"
     )
+
+
+# --- the harness itself: a judge that cannot see a failure proves nothing ----------------------
+
+
+def test_the_emitted_yaml_of_every_base_stack_reads_back_as_that_stack() -> None:
+    import yaml
+
+    for name, (_, config) in fuzz.bases().items():
+        text = fuzz.emit({"config": fuzz.with_secure(config, random.Random(0))})
+        read = yaml.safe_load(text)["config"]
+        assert read == config, f"{name}: the fuzzer would mutate a different stack than the base"
+
+
+def test_a_case_is_the_same_whenever_it_is_regenerated() -> None:
+    first = [fuzz.case_for(7, i).text for i in range(20)]
+    assert first == [fuzz.case_for(7, i).text for i in range(20)], (
+        "worker processes regenerate cases from (seed, index): a case must not depend on order"
+    )
+
+
+def test_the_judge_accepts_key_paths_and_flags_problems_without_one() -> None:
+    case = fuzz.case_for(0, 0)
+    with_path = [
+        "workloads[0].env.HF_TOKEN: not a string",
+        'workloads[0].nodeSelector."cloud.google.com/gke-accelerator": set by the program',
+        'workloads[0].env["HF TOKEN!"]: not an environment variable name',
+        "gcp:project: 'Acme_ML' is not a project ID",
+        "gke-gpu:foo: unknown key",
+        "config: line 3, column 5: found a tab",
+    ]
+    without = ["ValueError: boom", "3 GPUs is not a valid count", "workloads[0].env.1.[key]: x"]
+    assert all(fuzz.has_key_path(p, case) for p in with_path)
+    assert not any(fuzz.has_key_path(p, case) for p in without)
+    assert fuzz.reported(with_path, ("workloads[0].nodeSelector",))
+    assert fuzz.reported(with_path, ("workloads[0].env.HF TOKEN!",))
+    assert not fuzz.reported(["workloads[0].env.hfToken: x"], ("workloads[0].env.HF_TOKEN",)), (
+        "a user-chosen key rewritten (HF_TOKEN -> hfToken) is not the key the user wrote"
+    )

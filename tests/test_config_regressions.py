@@ -136,6 +136,12 @@ def render_text(
     return Rendered(code, out.getvalue(), err.getvalue(), out_dir)
 
 
+def unreadable_case() -> fuzz.Case:
+    """A case whose file YAML cannot read: its problems may start with the file's name."""
+    mistake = fuzz.Mutation("crash", "yaml-syntax-error", True, unreadable=True)
+    return fuzz.Case(0, "regression", "reg", "crash", {}, [mistake])
+
+
 def assert_config_error(result: Rendered, *paths: str) -> None:
     assert result.code == render.EXIT_CONFIG, (
         f"expected a config error (exit 2), got exit {result.code}: the mistake was accepted "
@@ -289,9 +295,10 @@ def test_node_pools_set_to_true_is_a_config_error(tmp_path: Path) -> None:
 def test_a_document_that_is_not_a_mapping_is_a_config_error(tmp_path: Path) -> None:
     result = render_text(tmp_path, "- gcp:project: acme-ml-dev\n- gcp:region: us-central1\n")
     assert_config_error(result)
-    case = fuzz.Case(0, "regression", "reg", "crash", [])
+    case = unreadable_case()
     assert result.problems and all(fuzz.has_key_path(p, case) for p in result.problems), (
-        f"each problem must start with a key path (e.g. `config: `): {result.problems}"
+        f"each problem must start with where it is (`config: ` or the file's name): "
+        f"{result.problems}"
     )
 
 
@@ -308,10 +315,10 @@ def test_a_yaml_syntax_error_is_a_config_error_without_a_traceback(
 ) -> None:
     result = render_text(tmp_path, HEAD + broken)
     assert_config_error(result)
-    case = fuzz.Case(0, "regression", "reg", "crash", {"config": {}})
+    case = unreadable_case()
     assert result.problems and all(fuzz.has_key_path(p, case) for p in result.problems), (
-        f"each problem must start with a key path, e.g. `config: ` (line and column after it): "
-        f"{result.problems}"
+        f"each problem must start with where it is: the file, line and column "
+        f"(`Pulumi.reg.yaml: line 4, column 3: ...`) when YAML cannot read it: {result.problems}"
     )
 
 
@@ -338,7 +345,19 @@ def test_expose_port_on_is_a_string_not_port_1(tmp_path: Path) -> None:
 def test_a_duplicate_key_is_refused_as_the_cli_refuses_it(tmp_path: Path) -> None:
     text = AUTOPILOT.replace("    name: gpu-dev\n", "    name: gpu-dev\n    name: gpu-two\n")
     result = render_text(tmp_path, text)
-    assert_config_error(result, "gke-gpu:cluster")
+    assert_config_error(result)
+    case = unreadable_case()
+    assert result.problems and all(fuzz.has_key_path(p, case) for p in result.problems), (
+        f"the problem must say where the duplicate is: {result.problems}"
+    )
+    assert any("name" in p for p in result.problems), "the duplicated key must be named"
+
+
+def test_a_duplicate_key_holding_a_secret_does_not_echo_it(tmp_path: Path) -> None:
+    text = AUTOPILOT + f"  gke-gpu:hfToken: {{secure: {CIPHERTEXT}}}\n" * 2
+    result = render_text(tmp_path, text)
+    assert_config_error(result)
+    assert_not_shown(result.everything(), CIPHERTEXT)
 
 
 def test_a_reserved_namespace_is_refused(tmp_path: Path) -> None:
@@ -432,7 +451,10 @@ def test_a_look_alike_namespace_is_refused(tmp_path: Path) -> None:
 def test_an_unnamespaced_key_is_refused(tmp_path: Path) -> None:
     text = AUTOPILOT.replace("  gke-gpu:cluster:\n", "  cluster:\n")
     result = render_text(tmp_path, text)
-    assert_config_error(result, "cluster")
+    assert_config_error(result)
+    assert result.names("cluster") or result.names("config.cluster"), (
+        f"the key without a namespace must be named: {result.problems}"
+    )
 
 
 def test_an_unsupported_kubernetes_version_is_an_error_not_a_traceback(tmp_path: Path) -> None:

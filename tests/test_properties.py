@@ -34,13 +34,19 @@ def stack_files(draw: st.DrawFn) -> fuzz.Case:
     return fuzz.generate(rng, 0, draw(st.sampled_from(fuzz.CLASSES)))
 
 
-def _engine(case: fuzz.Case) -> fuzz.Outcome:
+def _engine(case: fuzz.Case, *, with_stack_file: bool = True) -> fuzz.Outcome:
+    """The program as `pulumi up` runs it: beside the case's stack file, or (with_stack_file
+    False) where no stack file can be read, as when config comes from elsewhere."""
     engine_form = case.engine_config()
     assert engine_form is not None, "engine_cases only yields cases with an engine form"
     config, secret_keys = engine_form
     note(f"mutations: {[m.name for m in case.mutations]}; secret keys: {secret_keys}")
     note(case.text)
-    return fuzz.run_engine(config, secret_keys, case.stack)
+    with tempfile.TemporaryDirectory() as tmp:
+        stack_file = Path(tmp) / f"Pulumi.{case.stack}.yaml"
+        if with_stack_file:
+            stack_file.write_text(case.text)
+        return fuzz.run_engine(config, secret_keys, case.stack, stack_file)
 
 
 def _render(case: fuzz.Case) -> fuzz.Outcome:
@@ -88,6 +94,17 @@ def test_no_secret_or_ciphertext_appears_in_any_message_or_artifact(case: fuzz.C
     assert not leaks, (
         f"secret value(s) {leaks} appear in an error message, a resource input or a stack output: "
         "they would land in CI logs and the state in plain text"
+    )
+
+
+@given(engine_cases(classes=("nested-secret", "secret-echo")))
+def test_without_a_stack_file_no_value_of_a_secret_key_is_shown(case: fuzz.Case) -> None:
+    outcome = _engine(case, with_stack_file=False)
+    leaks = fuzz.judge(case, outcome, engine=True).leaks
+    assert not leaks, (
+        f"secret value(s) {leaks} shown when the program cannot read the stack file (config from "
+        "an ESC environment, another directory): not knowing which leaf was `secure:` must mean "
+        "treating them all as secret"
     )
 
 

@@ -266,6 +266,14 @@ class Mutation:
     text_only: bool = False
     """No engine form: a duplicate key, a non-string key, a YAML-level edit, or a secure value
     whose position only the stack file shows (the engine marks the whole top-level key)."""
+    writes: tuple[str, ...] = ()
+    """Key paths it set or removed besides its mistakes: an earlier mistake there is gone."""
+    unreadable: bool = False
+    """The CLI cannot read the file at all (syntax error, tab, duplicate key, a document that is
+    not a mapping): nothing else can be reported, and the file's own name (with line and column)
+    is where the problem is."""
+    structural: bool = False
+    """A shape no config can have (a non-string key): only this mistake must be reported."""
 
 
 @dataclass
@@ -278,9 +286,27 @@ class Case:
     mutations: list[Mutation] = field(default_factory=list)
     text_edits: list[Callable[[str], str]] = field(default_factory=list)
 
+    def _live(self) -> list[tuple[Mutation, list[tuple[str, ...]]]]:
+        """Each mutation with its mistakes that no later mutation overwrote."""
+        live: list[tuple[Mutation, list[tuple[str, ...]]]] = []
+        for m in self.mutations:
+            written = [*m.writes, *(alts[0] for alts in m.paths)]
+            if m.clobbers is not None:
+                written.append(m.clobbers)
+            for _, mistakes in live:
+                mistakes[:] = [
+                    alts for alts in mistakes if not any(_under(alts[0], w) for w in written)
+                ]
+            live.append((m, list(m.paths)))
+        return live
+
     @property
     def invalid(self) -> bool:
-        return any(m.invalid for m in self.mutations)
+        return any(m.invalid and (mistakes or not m.paths) for m, mistakes in self._live())
+
+    @property
+    def unreadable(self) -> bool:
+        return any(m.unreadable for m in self.mutations)
 
     @property
     def text(self) -> str:
@@ -294,13 +320,13 @@ class Case:
         return sorted({m.cls for m in self.mutations}, key=CLASSES.index)
 
     def expected_paths(self) -> list[tuple[str, ...]]:
-        """The mistakes still in the document (a later mutation may have replaced their key)."""
-        kept: list[tuple[str, ...]] = []
-        for m in self.mutations:
-            if m.clobbers is not None:
-                kept = [alts for alts in kept if not any(_under(a, m.clobbers) for a in alts)]
-            kept += list(m.paths)
-        return kept
+        """The mistakes still in the document that a config error must each name."""
+        if self.unreadable:
+            return []
+        live = self._live()
+        if any(m.structural for m, _ in live):
+            live = [(m, mistakes) for m, mistakes in live if m.structural]
+        return [alts for _, mistakes in live for alts in mistakes]
 
     def checks(self) -> list[tuple[str, ...]]:
         return [c for m in self.mutations for c in m.checks]
@@ -496,6 +522,14 @@ def mutation(cls: str, *, text: bool = False, engine: bool = True) -> Callable[[
     return register
 
 
+def _mapping(container: dict[Any, Any], key: str) -> dict[Any, Any] | None:
+    """container[key] as a mapping, created when absent; None when it holds something else."""
+    if container.get(key) is None:
+        container[key] = {}
+    value = container[key]
+    return value if isinstance(value, dict) else None
+
+
 def _wname(w: dict[Any, Any]) -> str:
     name = w.get("name")
     return name if isinstance(name, str) else ""
@@ -550,10 +584,10 @@ def secure_env_value(rng: random.Random, d: Doc) -> Mutation | None:
     found = d.workload(rng)
     if not found or not _wname(found[1]):
         return None
-    _, w = found
+    i, w = found
     env = rng.choice(["HF_TOKEN", "API_KEY", "WANDB_API_KEY", "NGC_API_KEY"])
-    if not isinstance(w.get("env"), dict):
-        w["env"] = {}
+    if _mapping(w, "env") is None:
+        return None  # a wrong shape an earlier mutation put there stays
     w["env"][env] = Secure(ciphertext(rng), token(rng))
     name = _wname(w)
     return Mutation(
@@ -561,6 +595,7 @@ def secure_env_value(rng: random.Random, d: Doc) -> Mutation | None:
         "secure-env-value",
         False,
         checks=(("workload-kept", name), ("secret-env", name, env)),
+        writes=(f"workloads[{i}].env.{env}",),
     )
 
 
@@ -574,7 +609,13 @@ def secure_kubeconfig(rng: random.Random, d: Doc) -> Mutation | None:
     d.cfg.pop("gke-gpu:kubeconfig", None)
     text, creds = kubeconfig(rng)
     cluster["kubeconfig"] = Secure(ciphertext(rng), text, creds)
-    return Mutation("nested-secret", "secure-kubeconfig", False, checks=(("kubeconfig-secret",),))
+    return Mutation(
+        "nested-secret",
+        "secure-kubeconfig",
+        False,
+        checks=(("kubeconfig-secret",),),
+        writes=("cluster.context", "cluster.kubeconfig", "gke-gpu:kubeconfig"),
+    )
 
 
 @mutation("nested-secret", engine=False)
@@ -618,18 +659,22 @@ def unquoted_date(rng: random.Random, d: Doc) -> Mutation | None:
     found = d.workload(rng)
     if not found or not _wname(found[1]):
         return None
-    _, w = found
+    i, w = found
     date = f"20{rng.randint(10, 39)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
     if rng.random() < 0.7:
-        if not isinstance(w.get("env"), dict):
-            w["env"] = {}
+        if _mapping(w, "env") is None:
+            return None  # a wrong shape an earlier mutation put there stays
         w["env"]["BUILD_DATE"] = Raw(date, date)
         checks: tuple[tuple[str, ...], ...] = (("env-value", _wname(w), "BUILD_DATE", date),)
+        written = f"workloads[{i}].env.BUILD_DATE"
     else:
-        args = w.get("args")
-        w["args"] = [*(args if isinstance(args, list) else []), "--since", Raw(date, date)]
+        args = w.setdefault("args", [])
+        if not isinstance(args, list):
+            return None
+        args += ["--since", Raw(date, date)]
         checks = (("workload-kept", _wname(w)),)
-    return Mutation("crash", "unquoted-date", False, checks=checks)
+        written = f"workloads[{i}].args"
+    return Mutation("crash", "unquoted-date", False, checks=checks, writes=(written,))
 
 
 @mutation("crash")
@@ -639,16 +684,17 @@ def yaml11_word_in_env(rng: random.Random, d: Doc) -> Mutation | None:
     found = d.workload(rng)
     if not found or not _wname(found[1]):
         return None
-    _, w = found
+    i, w = found
     word = rng.choice(["on", "off", "yes", "no", "y", "n", "On", "NO"])
-    if not isinstance(w.get("env"), dict):
-        w["env"] = {}
+    if _mapping(w, "env") is None:
+        return None  # a wrong shape an earlier mutation put there stays
     w["env"]["FEATURE_FLAG"] = Raw(word, word)
     return Mutation(
         "crash",
         "yaml11-word-in-env",
         False,
         checks=(("env-value", _wname(w), "FEATURE_FLAG", word),),
+        writes=(f"workloads[{i}].env.FEATURE_FLAG",),
     )
 
 
@@ -715,7 +761,15 @@ def non_mapping_document(rng: random.Random, d: Doc) -> Mutation | None:
     else:
         d.case.document = None  # an empty file
     paths: tuple[tuple[str, ...], ...] = (("config",),) if choice in (2, 3) else ()
-    return Mutation("crash", "non-mapping-document", True, paths, clobbers="", text_only=True)
+    return Mutation(
+        "crash",
+        "non-mapping-document",
+        True,
+        paths,
+        clobbers="",
+        text_only=True,
+        unreadable=choice in (0, 1),
+    )
 
 
 def _insert_after_config(text: str, line: str) -> str:
@@ -736,7 +790,9 @@ def yaml_syntax_error(rng: random.Random, d: Doc) -> Mutation | None:
         ]
     )
     d.case.text_edits.append(lambda text: _insert_after_config(text, broken))
-    return Mutation("crash", "yaml-syntax-error", True, clobbers="", text_only=True)
+    return Mutation(
+        "crash", "yaml-syntax-error", True, clobbers="", text_only=True, unreadable=True
+    )
 
 
 @mutation("crash", text=True, engine=False)
@@ -759,7 +815,7 @@ def tab_indentation(rng: random.Random, d: Doc) -> Mutation | None:
         return "\n".join(lines)
 
     d.case.text_edits.append(edit)
-    return Mutation("crash", "tab-indentation", True, clobbers="", text_only=True)
+    return Mutation("crash", "tab-indentation", True, clobbers="", text_only=True, unreadable=True)
 
 
 @mutation("crash", engine=False)
@@ -769,22 +825,32 @@ def non_string_key(rng: random.Random, d: Doc) -> Mutation | None:
     choice = rng.randrange(3) if found else 2
     if found and choice == 0:
         i, w = found
-        if not isinstance(w.get("env"), dict):
-            w["env"] = {}
+        if _mapping(w, "env") is None:
+            return None  # a wrong shape an earlier mutation put there stays
         w["env"][Raw("1", 1)] = "one"
         return Mutation(
-            "crash", "non-string-key", True, ((f"workloads[{i}].env",),), text_only=True
+            "crash",
+            "non-string-key",
+            True,
+            ((f"workloads[{i}].env",),),
+            text_only=True,
+            structural=True,
         )
     if found and choice == 1:
         i, w = found
-        if not isinstance(w.get("nodeSelector"), dict):
-            w["nodeSelector"] = {}
+        if _mapping(w, "nodeSelector") is None:
+            return None  # a wrong shape an earlier mutation put there stays
         w["nodeSelector"][Raw("true", True)] = "yes"
         return Mutation(
-            "crash", "non-string-key", True, ((f"workloads[{i}].nodeSelector",),), text_only=True
+            "crash",
+            "non-string-key",
+            True,
+            ((f"workloads[{i}].nodeSelector",),),
+            text_only=True,
+            structural=True,
         )
     d.cfg[Raw("42", 42)] = "answer"
-    return Mutation("crash", "non-string-key", True, text_only=True)
+    return Mutation("crash", "non-string-key", True, text_only=True, structural=True)
 
 
 # bad-input: values the config layer accepted --------------------------------------------------
@@ -858,7 +924,8 @@ def duplicate_key(rng: random.Random, d: Doc) -> Mutation | None:
         top.dups.append((key, copy.deepcopy(d.cfg[key])))
         d.case.document["config"] = top
         path = key
-    return Mutation("bad-input", "duplicate-key", True, ((path,),), text_only=True)
+    # The CLI refuses the file as YAML (go-yaml v3: "mapping key ... already defined at line N").
+    return Mutation("bad-input", "duplicate-key", True, ((path,),), text_only=True, unreadable=True)
 
 
 @mutation("bad-input")
@@ -939,9 +1006,9 @@ def invalid_quantity(rng: random.Random, d: Doc) -> Mutation | None:
     if not found:
         return None
     i, w = found
-    resources = w.get("resources")
-    if not isinstance(resources, dict):
-        resources = w["resources"] = {"cpu": "4", "memory": "16Gi"}
+    resources = _mapping(w, "resources")
+    if resources is None:
+        return None
     if rng.random() < 0.5:
         resources["cpu"] = rng.choice(["0", "0m", "٤", "-1", "0.0", "４"])
         path = f"workloads[{i}].resources.cpu"
@@ -979,8 +1046,8 @@ def selector_override(rng: random.Random, d: Doc) -> Mutation | None:
     if d.mode() == "standard":
         labels["cloud.google.com/gke-nodepool"] = "other-pool"
     key = rng.choice(sorted(labels))
-    if not isinstance(w.get("nodeSelector"), dict):
-        w["nodeSelector"] = {}
+    if _mapping(w, "nodeSelector") is None:
+        return None  # a wrong shape an earlier mutation put there stays
     w["nodeSelector"][key] = labels[key]
     return Mutation("bad-input", "selector-override", True, ((f"workloads[{i}].nodeSelector",),))
 
@@ -1015,7 +1082,11 @@ def stack_name_without_cluster_name(rng: random.Random, d: Doc) -> Mutation | No
         ["Prod_EU", "Dev.Team", "my_stack", "UPPER", "9lives", "x" * 60, "gpu-", "a.b-c_d"]
     )
     return Mutation(
-        "bad-input", "stack-name-without-cluster-name", False, checks=(("cluster-name-valid",),)
+        "bad-input",
+        "stack-name-without-cluster-name",
+        False,
+        checks=(("cluster-name-valid",),),
+        writes=("cluster.name",),
     )
 
 
@@ -1047,7 +1118,17 @@ def unnamespaced_key(rng: random.Random, d: Doc) -> Mutation | None:
     key = rng.choice(keys)
     bare = key.removeprefix("gke-gpu:")
     d.cfg[bare] = d.cfg.pop(key)
-    return Mutation("bad-input", "unnamespaced-key", True, ((bare,),), clobbers=key)
+    # The CLI itself refuses a key without a namespace when it loads the stack file
+    # (pulumi/pulumi sdk/go/common/resource/config/key.go, ParseKey: "configuration keys should
+    # be of the form `<namespace>:<name>`"), so only this mistake can be reported.
+    return Mutation(
+        "bad-input",
+        "unnamespaced-key",
+        True,
+        ((bare, f"config.{bare}"),),
+        clobbers=key,
+        structural=True,
+    )
 
 
 @mutation("bad-input")
@@ -1112,6 +1193,7 @@ def plain_kubeconfig_under_cluster(rng: random.Random, d: Doc) -> Mutation | Non
         True,
         (("cluster.kubeconfig",),),
         plain_secrets=creds,
+        writes=("cluster.context", "gke-gpu:kubeconfig"),
     )
 
 
@@ -1144,8 +1226,8 @@ def secret_that_is_also_invalid(rng: random.Random, d: Doc) -> Mutation | None:
             places.append((f"workloads[{i}].gpu.count", w["gpu"], "count"))
         if isinstance(w.get("expose"), dict):
             places.append((f"workloads[{i}].expose.port", w["expose"], "port"))
-        if not isinstance(w.get("env"), dict):
-            w["env"] = {}
+        if _mapping(w, "env") is None:
+            return None  # a wrong shape an earlier mutation put there stays
         places.append((f"workloads[{i}].env", w["env"], "HF TOKEN!"))
     found = d.pool(rng)
     if found and isinstance(found[1].get("gpu"), dict):
@@ -1154,7 +1236,10 @@ def secret_that_is_also_invalid(rng: random.Random, d: Doc) -> Mutation | None:
     cluster = d.cluster()
     if cluster is not None and d.gke():
         places.append(("cluster.name", cluster, "name"))
-    places.append(("gcp:project", d.cfg, "gcp:project"))
+    if d.gke():  # an existing cluster needs no project: its gcp:* keys are not this program's
+        places.append(("gcp:project", d.cfg, "gcp:project"))
+    if not places:
+        return None
     path, container, key = rng.choice(places)
     container[key] = Secure(ciphertext(rng), token(rng, "Bad_Secret_"))
     return Mutation("secret-echo", "secret-that-is-also-invalid", True, ((path,),))
@@ -1207,7 +1292,13 @@ def pool_without_name_and_more(rng: random.Random, d: Doc) -> Mutation | None:
         else:
             pool["driver"] = "newest"
             mistakes.append((f"nodePools[{i}].driver",))
-    return Mutation("hide-another", "pool-without-name-and-more", True, tuple(mistakes))
+    return Mutation(
+        "hide-another",
+        "pool-without-name-and-more",
+        True,
+        tuple(mistakes),
+        writes=(f"nodePools[{i}].name",),
+    )
 
 
 @mutation("hide-another")
@@ -1252,14 +1343,14 @@ def user_key_as_written(rng: random.Random, d: Doc) -> Mutation | None:
         return None
     i, w = found
     if rng.random() < 0.5:
-        if not isinstance(w.get("env"), dict):
-            w["env"] = {}
+        if _mapping(w, "env") is None:
+            return None  # a wrong shape an earlier mutation put there stays
         key = rng.choice(["HF_TOKEN", "MAX_MODEL_LEN", "hf_home"])
         w["env"][key] = ["a", "b"]
         path = f"workloads[{i}].env.{key}"
     else:
-        if not isinstance(w.get("nodeSelector"), dict):
-            w["nodeSelector"] = {}
+        if _mapping(w, "nodeSelector") is None:
+            return None  # a wrong shape an earlier mutation put there stays
         key = rng.choice(["team_name", "gpu_pool"])
         w["nodeSelector"][key] = ["a"]
         path = f"workloads[{i}].nodeSelector.{key}"
@@ -1302,25 +1393,28 @@ def generate(
     cls = cls or rng.choice(CLASSES)
     names = list(base_names or bases())
     specs = [s for s in MUTATIONS if s.engine or not engine_only]
-    for _ in range(50):
-        base = rng.choice(names)
+    own = [s for s in specs if s.cls == cls]
+    others = [s for s in specs if s.cls != cls and not s.text]
+    # Every base in a random order, every mutation of the class in a random order: the first
+    # base that takes one gets up to `wanted` of them.
+    for base in rng.sample(names, len(names)):
         stack, config = bases()[base]
         secure_rng = random.Random(rng.random())
         case = Case(index, base, stack, cls, {"config": with_secure(config, secure_rng)})
-        own = [s for s in specs if s.cls == cls]
         wanted = rng.choice((1, 1, 2, 3))
-        chosen = rng.sample(own, len(own))
+        deferred: list[Spec] = []
+        applied = 0
+        for spec in rng.sample(own, len(own)):
+            if applied + len(deferred) >= wanted:
+                break
+            if spec.text:  # edits the text or replaces the document: after the tree mutations
+                deferred.append(spec)
+            elif _apply(spec, rng, case):
+                applied += 1
         # Sometimes one mutation of another class too, never one that replaces the document.
-        extra = [s for s in specs if s.cls != cls and not s.text] if rng.random() < 0.25 else []
-        picked: list[Spec] = []
-        for spec in chosen:
-            if len(picked) < wanted:
-                picked.append(spec)
-        if extra:
-            picked.append(rng.choice(extra))
-        # Tree mutations first, then those that edit the text or replace the document.
-        picked.sort(key=lambda s: s.text)
-        for spec in picked:
+        if rng.random() < 0.25:
+            _apply(rng.choice(others), rng, case)
+        for spec in deferred:
             _apply(spec, rng, case)
         if any(m.cls == cls for m in case.mutations):
             return case
@@ -1418,8 +1512,14 @@ def run_render(case: Case, workdir: Path, timeout: int = 60) -> Outcome:
     )
 
 
-def run_engine(config: dict[str, Any], secret_keys: tuple[str, ...], stack: str) -> Outcome:
-    """The program under the recording engine, in-process, as `pulumi up` would hand it config."""
+def run_engine(
+    config: dict[str, Any],
+    secret_keys: tuple[str, ...],
+    stack: str,
+    stack_file: Path | None = None,
+) -> Outcome:
+    """The program under the recording engine, in-process, as `pulumi up` would hand it config;
+    `stack_file`: the Pulumi.<stack>.yaml the program may read beside it (a missing path: none)."""
     from components.config import ConfigError
     from tools import engine
 
@@ -1444,7 +1544,9 @@ def run_engine(config: dict[str, Any], secret_keys: tuple[str, ...], stack: str)
             contextlib.redirect_stdout(stdout),
             contextlib.redirect_stderr(stderr),
         ):
-            recording = engine.run_program(config, stack=stack, secret_keys=secret_keys)
+            recording = engine.run_program(
+                config, stack=stack, secret_keys=secret_keys, stack_file=stack_file
+            )
         code = 0
         resources = [
             {"type": r.type, "name": r.name, "inputs": r.inputs, "outputs": r.outputs}
@@ -1500,7 +1602,9 @@ def _root(path: str) -> str:
     path = re.sub(r"\[(\"|')(.*?)\1\]", r".\2", path)
     if path.startswith(('"', "'")):
         return path[1:].split(path[0], 1)[0]
-    return re.split(r"[.\[]", path, maxsplit=1)[0]
+    namespace = re.match(r"[\w.-]+:", path)  # `gke.gpu:cluster`: the namespace may hold dots
+    head = namespace.group() if namespace else ""
+    return head + re.split(r"[.\[]", path[len(head) :], maxsplit=1)[0]
 
 
 def has_key_path(problem: str, case: Case) -> bool:
@@ -1509,6 +1613,8 @@ def has_key_path(problem: str, case: Case) -> bool:
     path = problem_path(problem)
     if path is None:
         return False
+    if case.unreadable and path == f"Pulumi.{case.stack}.yaml":
+        return True  # followed by the line and column: a file YAML cannot read has no key paths
     root = _root(path)
     known = (*KNOWN_KEYS, *(f"gke-gpu:{k}" for k in KNOWN_KEYS), "config")
     return ":" in root or root in known or root in case.top_keys()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import Phase, settings
 
 from tools.engine import Recording, run_program
 
@@ -71,3 +73,19 @@ def run() -> Callable[..., Recording]:
         return run_program(config, stack=stack, secret_keys=secret_keys)
 
     return _run
+
+
+# Property-based tests (tests/test_properties.py): `ci` (derandomized, the default, within the
+# CI budget) and `long` for local runs (HYPOTHESIS_PROFILE=long).
+# ci does not shrink: a failing example is printed as generated (its stack file as a note), so a
+# broken invariant fails within the budget instead of minimising for minutes.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=60,
+    deadline=None,
+    database=None,
+    phases=(Phase.explicit, Phase.generate),
+)
+settings.register_profile("long", max_examples=2000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

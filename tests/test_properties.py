@@ -1,0 +1,199 @@
+"""Invariants of the config layer, over configs generated from issue 8's mistake classes.
+
+The generator is tools/fuzz.py's (one piece of code for the fuzzer and these properties); here
+hypothesis drives its random choices, so a failure shrinks towards a small case. Engine-level
+properties run the program as `pulumi up` would hand it config (nested secrets decrypted, their
+top-level key secret); stack-file properties go through `tools.render` as a user would. Profiles
+(tests/conftest.py): `ci`, derandomized, the default; `long` with HYPOTHESIS_PROFILE=long.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+from tools import fuzz
+
+
+@st.composite
+def engine_cases(draw: st.DrawFn, classes: tuple[str, ...] = fuzz.CLASSES) -> fuzz.Case:
+    """A base stack plus mistakes of one class, in a form the engine can hand the program."""
+    rng: random.Random = draw(st.randoms(use_true_random=False))
+    cls = draw(st.sampled_from(classes))
+    return fuzz.generate(rng, 0, cls, engine_only=True)
+
+
+@st.composite
+def stack_files(draw: st.DrawFn) -> fuzz.Case:
+    """A stack file with mistakes of any class, YAML-level ones (tabs, duplicate keys) included."""
+    rng: random.Random = draw(st.randoms(use_true_random=False))
+    return fuzz.generate(rng, 0, draw(st.sampled_from(fuzz.CLASSES)))
+
+
+def _engine(case: fuzz.Case, *, with_stack_file: bool = True) -> fuzz.Outcome:
+    """The program as `pulumi up` runs it: beside the case's stack file, or (with_stack_file
+    False) where no stack file can be read, as when config comes from elsewhere."""
+    engine_form = case.engine_config()
+    assert engine_form is not None, "engine_cases only yields cases with an engine form"
+    config, secret_keys = engine_form
+    note(f"mutations: {[m.name for m in case.mutations]}; secret keys: {secret_keys}")
+    note(case.text)
+    with tempfile.TemporaryDirectory() as tmp:
+        stack_file = Path(tmp) / f"Pulumi.{case.stack}.yaml"
+        if with_stack_file:
+            stack_file.write_text(case.text)
+        return fuzz.run_engine(config, secret_keys, case.stack, stack_file)
+
+
+def _render(case: fuzz.Case) -> fuzz.Outcome:
+    note(f"mutations: {[m.name for m in case.mutations]}, stack {case.stack}")
+    note(case.text)
+    with tempfile.TemporaryDirectory() as tmp:
+        return fuzz.run_render(case, Path(tmp))
+
+
+@given(engine_cases())
+def test_any_config_gives_a_plan_or_a_config_error_never_a_crash(case: fuzz.Case) -> None:
+    outcome = _engine(case)
+    assert outcome.crash is None, (
+        f"the program crashed ({outcome.crash}): a user gets a traceback instead of the list of "
+        "what to fix"
+    )
+
+
+@given(stack_files())
+def test_any_stack_file_gives_a_plan_findings_or_a_config_error_never_a_crash(
+    case: fuzz.Case,
+) -> None:
+    outcome = _render(case)
+    assert outcome.crash is None and outcome.code in (0, 1, 2), (
+        f"tools.render crashed ({outcome.crash}): the offline plan must end as a plan (0), plan "
+        "findings (1) or a config error (2)"
+    )
+
+
+@given(engine_cases())
+def test_no_resource_is_registered_when_the_config_is_invalid(case: fuzz.Case) -> None:
+    outcome = _engine(case)
+    if case.invalid or outcome.code == 2:
+        assert outcome.registered == 0, (
+            f"{outcome.registered} resource(s) registered for a config with mistakes "
+            f"({[m.name for m in case.mutations if m.invalid]}): a bad config must stop the "
+            "program before anything is created"
+        )
+
+
+@given(engine_cases())
+def test_no_secret_or_ciphertext_appears_in_any_message_or_artifact(case: fuzz.Case) -> None:
+    outcome = _engine(case)
+    leaks = fuzz.judge(case, outcome, engine=True).leaks
+    assert not leaks, (
+        f"secret value(s) {leaks} appear in an error message, a resource input or a stack output: "
+        "they would land in CI logs and the state in plain text"
+    )
+
+
+@given(engine_cases(classes=("nested-secret", "secret-echo")))
+def test_without_a_stack_file_no_value_of_a_secret_key_is_shown(case: fuzz.Case) -> None:
+    outcome = _engine(case, with_stack_file=False)
+    leaks = fuzz.judge(case, outcome, engine=True).leaks
+    assert not leaks, (
+        f"secret value(s) {leaks} shown when the program cannot read the stack file (config from "
+        "an ESC environment, another directory): not knowing which leaf was `secure:` must mean "
+        "treating them all as secret"
+    )
+
+
+@given(stack_files())
+def test_no_ciphertext_or_pasted_credential_appears_in_the_offline_plan(case: fuzz.Case) -> None:
+    outcome = _render(case)
+    leaks = fuzz.judge(case, outcome).leaks
+    assert not leaks, (
+        f"secret value(s) {leaks} appear in what tools.render printed or wrote: plans and their "
+        "logs are shared in pull requests"
+    )
+
+
+@given(engine_cases())
+def test_every_injected_mistake_is_reported_with_its_key_path(case: fuzz.Case) -> None:
+    outcome = _engine(case)
+    if not case.invalid:
+        return
+    assert outcome.code == 2, (
+        f"injected mistake(s) {[m.name for m in case.mutations if m.invalid]} were accepted: "
+        "`pulumi up` would build from a config the user got wrong"
+    )
+    verdict = fuzz.judge(case, outcome, engine=True)
+    assert not verdict.unreported, (
+        f"mistake(s) at {verdict.unreported} not reported (problems: {outcome.problems}): one "
+        "problem must not hide another, or the user fixes them one `pulumi up` at a time"
+    )
+
+
+@given(stack_files())
+def test_every_problem_in_a_config_error_starts_with_its_key_path(case: fuzz.Case) -> None:
+    outcome = _render(case)
+    pathless = fuzz.judge(case, outcome).pathless
+    assert not pathless, (
+        f"problem(s) {pathless} do not start with a key path: the user cannot tell which "
+        "setting to fix"
+    )
+
+
+@given(engine_cases(classes=("nested-secret", "crash")))
+def test_a_valid_config_keeps_the_users_workloads_and_its_nested_secrets(case: fuzz.Case) -> None:
+    outcome = _engine(case)
+    if case.invalid:
+        return
+    assert outcome.code == 0, (
+        f"a valid config was refused ({outcome.crash or outcome.problems}): a nested secret or an "
+        "unquoted date is ordinary YAML the CLI accepts"
+    )
+    verdict = fuzz.judge(case, outcome, engine=True)
+    assert not verdict.wrong_plan, (
+        f"{verdict.wrong_plan}: `pulumi up` would replace the user's workloads or put their "
+        "secret in a plain env value"
+    )
+
+
+# --- the harness itself: a judge that cannot see a failure proves nothing ----------------------
+
+
+def test_the_emitted_yaml_of_every_base_stack_reads_back_as_that_stack() -> None:
+    import yaml
+
+    for name, (_, config) in fuzz.bases().items():
+        text = fuzz.emit({"config": fuzz.with_secure(config, random.Random(0))})
+        read = yaml.safe_load(text)["config"]
+        assert read == config, f"{name}: the fuzzer would mutate a different stack than the base"
+
+
+def test_a_case_is_the_same_whenever_it_is_regenerated() -> None:
+    first = [fuzz.case_for(7, i).text for i in range(20)]
+    assert first == [fuzz.case_for(7, i).text for i in range(20)], (
+        "worker processes regenerate cases from (seed, index): a case must not depend on order"
+    )
+
+
+def test_the_judge_accepts_key_paths_and_flags_problems_without_one() -> None:
+    case = fuzz.case_for(0, 0)
+    with_path = [
+        "workloads[0].env.HF_TOKEN: not a string",
+        'workloads[0].nodeSelector."cloud.google.com/gke-accelerator": set by the program',
+        'workloads[0].env["HF TOKEN!"]: not an environment variable name',
+        "gcp:project: 'Acme_ML' is not a project ID",
+        "gke-gpu:foo: unknown key",
+        "config: line 3, column 5: found a tab",
+    ]
+    without = ["ValueError: boom", "3 GPUs is not a valid count", "workloads[0].env.1.[key]: x"]
+    assert all(fuzz.has_key_path(p, case) for p in with_path)
+    assert not any(fuzz.has_key_path(p, case) for p in without)
+    assert fuzz.reported(with_path, ("workloads[0].nodeSelector",))
+    assert fuzz.reported(with_path, ("workloads[0].env.HF TOKEN!",))
+    assert not fuzz.reported(["workloads[0].env.hfToken: x"], ("workloads[0].env.HF_TOKEN",)), (
+        "a user-chosen key rewritten (HF_TOKEN -> hfToken) is not the key the user wrote"
+    )

@@ -64,6 +64,7 @@ AUTOPILOT = (
       spot: true
       port: 8000
       probe: {path: /health}
+      cache: {size: 30Gi}
       expose: {port: 80}
 """
 )
@@ -95,6 +96,7 @@ WORKLOAD: dict[str, Any] = {
     "spot": True,
     "port": 8000,
     "probe": {"path": "/health"},
+    "cache": {"size": "30Gi"},
     "expose": {"port": 80},
 }
 GCP = {"gcp:project": "acme-ml-dev", "gcp:region": "us-central1"}

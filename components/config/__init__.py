@@ -36,6 +36,7 @@ def from_pulumi() -> StackConfig:
         secret_keys=engine.secret_keys,
         secure_paths=engine.secure_paths,
         extra_problems=engine.problems,
+        hidden=engine.hidden,
     )
 
 
@@ -55,6 +56,7 @@ def from_stack_file(read: StackFile, stack: str) -> StackConfig:
             k.partition(":")[2] for k in read.secret_keys if k.startswith(NAMESPACE + ":")
         ),
         secure_paths=read.secure_paths,
+        hidden=frozenset(k for k in read.secret_keys if not k.startswith(NAMESPACE + ":")),
     )
 
 

@@ -34,7 +34,13 @@ K8S_LABEL_VALUE = rf"(?:{_LABEL_NAME})?"
 # Container image references: the grammar of distribution/reference (reference.go, regexp.go):
 # [domain[:port]/]path-component[/path-component...][:tag][@digest]
 _DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
-_DOMAIN = rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?"
+# A first component is a registry only when it looks like a host: it has a dot or a port, or is
+# localhost (distribution/reference normalize.go splitDockerDomain); otherwise it is a lowercase
+# path component, so `VLLM/vllm-openai` is refused as Docker refuses it.
+_DOMAIN = (
+    rf"(?:localhost(?::[0-9]+)?|{_DOMAIN_PART}(?:\.{_DOMAIN_PART})+(?::[0-9]+)?"
+    rf"|{_DOMAIN_PART}:[0-9]+|\[[0-9a-fA-F:]+\](?::[0-9]+)?)"
+)
 _PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
 _DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"

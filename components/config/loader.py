@@ -30,6 +30,10 @@ def _mode(raw_cluster: Any) -> Mode | None:
     return next((m for m in MODES if m == value), None)
 
 
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _count(value: Any) -> int:
     return len(value) if isinstance(value, list) else 0
 
@@ -55,11 +59,13 @@ def load(
     secret_keys: frozenset[str] = frozenset(),
     secure_paths: frozenset[str] | None = frozenset(),
     extra_problems: tuple[str, ...] = (),
+    hidden: frozenset[str] = frozenset(),
 ) -> StackConfig:
     """Validate raw `gke-gpu:*` config (keys without the namespace) into a StackConfig.
 
     `secret_keys` are the top-level keys the engine marked secret; `secure_paths` the paths of
-    the `secure:` leaves (None: unknown, so every value of a secret key counts as secret).
+    the `secure:` leaves (None: unknown, so every value of a secret key counts as secret);
+    `hidden` the other namespaces' secret keys (`gcp:project`), whose values are never shown.
     Raises ConfigError listing every problem; nothing else in the program runs first.
     """
     ctx = Context(secret_keys=secret_keys, secure_paths=secure_paths)
@@ -69,12 +75,12 @@ def load(
     mode = _mode(raw_cluster)
     existing = mode == "existing"
     if not existing:  # an existing cluster needs no Google Cloud project or region
-        problems += names.project_problems(project)
-        problems += names.region_problems(region)
+        problems += names.project_problems(project, "gcp:project" in hidden)
+        problems += names.region_problems(region, "gcp:region" in hidden)
     region = region or ""
     referenced = _referenced_keys(raw)
     for key in raw:
-        if key not in KNOWN_KEYS and key not in secret_keys and key not in referenced:
+        if key not in KNOWN_KEYS and key not in referenced:
             problems.add(
                 f"gke-gpu:{key}: unknown key. Known keys: {', '.join(sorted(KNOWN_KEYS))}. "
                 "Check the spelling (secrets for workloads[].secretEnv are set with --secret)."
@@ -133,7 +139,7 @@ def load(
     candidates: dict[str, tuple[int, tuple[catalog.MachineType, ...], bool]] = {}
     broken_pool_gpus: set[str] = {
         str(item["gpu"].get("type"))
-        for item in raw.get("nodePools") or []
+        for item in _items(raw.get("nodePools"))
         if isinstance(item, Mapping) and isinstance(item.get("gpu"), Mapping)
     } - {spec.gpu.type for _, spec in pool_specs if spec.gpu.type}
     given = {spec.name for _, spec in pool_specs if spec.name}

@@ -49,6 +49,8 @@ class EngineConfig:
     region: str | None
     problems: tuple[str, ...]
     """Keys in look-alike namespaces."""
+    hidden: frozenset[str] = frozenset()
+    """Secret keys of other namespaces (e.g. gcp:project): their values are never shown."""
 
 
 def decode(name: str, text: str) -> Any:
@@ -66,7 +68,13 @@ def namespace_problems(keys: list[str]) -> list[str]:
     by everything, they would leave the stack on defaults."""
     problems = []
     for key in keys:
-        namespace, _, name = key.partition(":")
+        namespace, colon, name = key.partition(":")
+        if not colon:
+            problems.append(
+                f"config.{key}: a config key needs a namespace (the Pulumi CLI refuses it). "
+                f"Write {NAMESPACE}:{key}."
+            )
+            continue
         if namespace in (NAMESPACE, *OTHER_NAMESPACES):
             continue
         if difflib.get_close_matches(namespace.lower(), [NAMESPACE], n=1, cutoff=0.7):
@@ -100,6 +108,12 @@ def from_engine() -> EngineConfig:
         project=values.get("gcp:project"),
         region=values.get("gcp:region"),
         problems=tuple(namespace_problems(sorted(values))),
+        hidden=frozenset(
+            k
+            for k in values
+            if not k.startswith(NAMESPACE + ":")
+            and (runtime_config.is_config_secret(k) or k in secret)
+        ),
     )
 
 
@@ -174,7 +188,8 @@ def read_stack_file(path: Path) -> StackFile:
                 "A stack file is a mapping with a `config:` key."
             ]
         )
-    config = document.get("config") or {}
+    config = document.get("config")
+    config = {} if config is None else config
     if not isinstance(config, Mapping):
         raise ConfigError(
             [f"config: expected a mapping of keys to values, got {type(config).__name__}."]

@@ -60,12 +60,19 @@ def gke_cluster_problems(cluster: ClusterSpec, mode: Mode, region: str, ctx: Con
 
 def secret_placement_problems(ctx: Context) -> list[str]:
     """Only cluster.kubeconfig may be secret among the cluster keys; nothing in the others."""
-    problems = [
-        f"{key}: holds a secret (`secure:`), but nothing in {key} is secret: it configures "
-        "the cluster in plain text. Store it without --secret."
-        for key in ("nodePools", "namespace", "devicePlugin")
-        if key in ctx.secret_keys
-    ]
+    problems = []
+    for key in ("nodePools", "namespace", "devicePlugin"):
+        if key not in ctx.secret_keys:
+            continue
+        leaves = [p for p in sorted(ctx.secure_paths or ()) if p.split("[")[0].split(".")[0] == key]
+        problems += [
+            f"{path}: a secret (`secure:`) here makes no sense: it configures the cluster in "
+            "plain text. Store it without --secret."
+            for path in leaves
+        ] or [
+            f"{key}: holds a secret (`secure:`), but nothing in {key} is secret: it configures "
+            "the cluster in plain text. Store it without --secret."
+        ]
     if ctx.secure_paths is not None and "cluster" in ctx.secret_keys:
         problems += [
             f"{path}: a secret (`secure:`) here makes no sense: this value configures the "

@@ -49,19 +49,21 @@ def namespace_problems(namespace: object) -> list[str]:
     return []
 
 
-def project_problems(project: str | None) -> list[str]:
+def project_problems(project: str | None, secret: bool = False) -> list[str]:
     if not project:
         return ["gcp:project: not set. Run `pulumi config set gcp:project <your-project-id>`."]
     if not formats.matches(formats.PROJECT_ID, project):
-        return [f"gcp:project: {formats.show(project)} {formats.hint(formats.PROJECT_ID)}"]
+        shown = "(a secret, not shown)" if secret else formats.show(project)
+        return [f"gcp:project: {shown} {formats.hint(formats.PROJECT_ID)}"]
     return []
 
 
-def region_problems(region: str | None) -> list[str]:
+def region_problems(region: str | None, secret: bool = False) -> list[str]:
     if not region:
         return ["gcp:region: not set. Run `pulumi config set gcp:region us-central1`."]
     if not formats.matches(formats.REGION, region):
-        return [f"gcp:region: {formats.show(region)} is not a region name (e.g. 'us-central1')."]
+        shown = "(a secret, not shown)" if secret else formats.show(region)
+        return [f"gcp:region: {shown} is not a region name (e.g. 'us-central1')."]
     return []
 
 

@@ -176,3 +176,25 @@ def test_pulumi_yaml_config_block_is_one_the_pulumi_cli_accepts() -> None:
         if extra:
             problems.append(f"{key}: unknown attributes {sorted(extra)}")
     assert problems == [], f"`pulumi up` would refuse Pulumi.yaml: {problems}"
+
+
+def test_the_readme_allocatable_table_matches_the_formula() -> None:
+    from components import allocatable
+
+    rows = re.findall(
+        r"\| (\S+) \((\d+) vCPU, (\d+) GB\) \| ([\d.]+) CPU / ([\d.]+) GiB \| "
+        r"([\d.]+) CPU / ([\d.]+) GiB \|",
+        README,
+    )
+    assert len(rows) == 5, "the table under 'What fits on a node' lists five machines"
+    for name, vcpus, memory, cpu, mem, pod_cpu, pod_mem in rows:
+        node = allocatable.node_allocatable(int(vcpus), int(memory))
+        pod = allocatable.pod_allocatable(int(vcpus), int(memory))
+        assert (cpu, mem) == (
+            f"{node.cpu_millicores / 1000:.2f}",
+            f"{node.memory_bytes / 2**30:.2f}",
+        ), f"{name}: README's allocatable drifted from components/allocatable.py"
+        assert (pod_cpu, pod_mem) == (
+            f"{pod.cpu_millicores / 1000:.2f}",
+            f"{pod.memory_bytes / 2**30:.2f}",
+        ), f"{name}: README's room for pods drifted from components/allocatable.py"

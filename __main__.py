@@ -3,6 +3,7 @@
 import pulumi
 
 from components.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster, GkeClusterArgs
+from components.compute_class import GpuComputeClass, GpuComputeClassArgs
 from components.config import NAMESPACE, ExistingClusterConfig, Secret, from_pulumi
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.driver import NvidiaDriverInstaller, NvidiaDriverInstallerArgs, installer_pools
@@ -84,6 +85,12 @@ namespace = WorkloadNamespace(
 endpoints: dict[str, pulumi.Input[str | None]] = {}
 load_balancers: list[LoadBalancerService] = []
 for w in config.workloads:
+    # A workload with fallbacks gets GPUs through its own ComputeClass, which must exist first.
+    compute_class = (
+        GpuComputeClass(f"class-{w.name}", GpuComputeClassArgs(workload=w), opts=k8s_opts)
+        if w.compute_class is not None
+        else None
+    )
     workload = GpuWorkload(
         f"workload-{w.name}",
         GpuWorkloadArgs(
@@ -94,7 +101,7 @@ for w in config.workloads:
                 **{env: secrets.require_secret(key) for env, key in w.secret_env},
                 **{env: value.output() for env, value in w.secret_values},
             },
-            after=gpu_capacity,
+            after=[*gpu_capacity, *(compute_class.resources if compute_class else [])],
         ),
         opts=k8s_opts,
     )

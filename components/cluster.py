@@ -168,7 +168,11 @@ class GkeCluster(pulumi.ComponentResource):
                 if cfg.master_authorized_networks
                 else None
             ),
-            **(_autopilot_args(nodes_sa.email) if autopilot else _standard_args(args.project)),
+            **(
+                _autopilot_args(nodes_sa.email)
+                if autopilot
+                else _standard_args(args.project, cfg, nodes_sa.email)
+            ),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=roles,
@@ -235,8 +239,10 @@ class GkeCluster(pulumi.ComponentResource):
         )
 
 
-def _standard_args(project: str) -> dict[str, Any]:
+def _standard_args(project: str, cfg: ClusterConfig, node_sa: pulumi.Output[str]) -> dict[str, Any]:
+    autoscaling = _auto_provisioning(cfg, node_sa)
     return {
+        **({"cluster_autoscaling": autoscaling} if autoscaling is not None else {}),
         # The default pool would run with the default Compute Engine account; GKE needs one
         # node to create a cluster, then this removes it and the system pool takes over.
         "remove_default_node_pool": True,
@@ -246,6 +252,42 @@ def _standard_args(project: str) -> dict[str, Any]:
         ),
         "enable_shielded_nodes": True,
     }
+
+
+def _auto_provisioning(
+    cfg: ClusterConfig, node_sa: pulumi.Output[str]
+) -> gcp.container.ClusterClusterAutoscalingArgs | None:
+    """Standard with ComputeClass workloads: node auto-provisioning, capped by resource limits
+    that cover every pool and every class workload at its maximum (config rules/
+    capacity_sources.py). pulumi-gcp 10.2.0 ClusterClusterAutoscalingArgs.enabled: "Resource
+    limits for cpu and memory must be defined to enable node auto-provisioning for GKE
+    Standard"; GPU limits are named by accelerator type, as GoogleCloudPlatform/
+    accelerated-platforms cluster_variables.tf (cluster_node_auto_provisioning_resource_limits)
+    does; memory is in GB (terraform-google-kubernetes-engine main.tf maps max_memory_gb to the
+    `memory` limit). Node pools GKE creates get the same hardened identity as ours."""
+    if not cfg.auto_provisioning_limits:
+        return None
+    return gcp.container.ClusterClusterAutoscalingArgs(
+        enabled=True,
+        resource_limits=[
+            gcp.container.ClusterClusterAutoscalingResourceLimitArgs(
+                resource_type=resource, maximum=maximum
+            )
+            for resource, maximum in cfg.auto_provisioning_limits
+        ],
+        auto_provisioning_defaults=(
+            gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
+                service_account=node_sa,
+                oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+                management=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsManagementArgs(
+                    auto_repair=True, auto_upgrade=True
+                ),
+                shielded_instance_config=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsShieldedInstanceConfigArgs(
+                    enable_secure_boot=True, enable_integrity_monitoring=True
+                ),
+            )
+        ),
+    )
 
 
 def _autopilot_args(node_sa: pulumi.Output[str]) -> dict[str, Any]:

@@ -75,6 +75,44 @@ def guest_accelerator(
     )
 
 
+# Reservation affinity (pulumi-gcp 10.2.0 NodePoolNodeConfigReservationAffinityArgs): a named
+# reservation is SPECIFIC_RESERVATION with key compute.googleapis.com/reservation-name and the
+# name as the value; `any` is ANY_RESERVATION ("Consume any non-specific reservation available,
+# with a fallback to on-demand capacity"); flex-start nodes never consume one: NO_RESERVATION
+# (GoogleCloudPlatform/cluster-toolkit modules/compute/gke-node-pool/main.tf at 1047080:
+# "enable_flex_start requires reservation_affinity.consume_reservation_type to be
+# 'NO_RESERVATION'"). Pools with none of these leave the field unset, as before.
+RESERVATION_NAME_KEY = "compute.googleapis.com/reservation-name"
+
+
+def reservation_affinity(
+    pool: NodePoolConfig,
+) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs | None:
+    if pool.flex_start:
+        return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+            consume_reservation_type="NO_RESERVATION"
+        )
+    if pool.reservation is None:
+        return None
+    if pool.reservation.any:
+        return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+            consume_reservation_type="ANY_RESERVATION"
+        )
+    return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+        consume_reservation_type="SPECIFIC_RESERVATION",
+        key=RESERVATION_NAME_KEY,
+        values=[pool.reservation.name or ""],
+    )
+
+
+def placement_policy(pool: NodePoolConfig) -> gcp.container.NodePoolPlacementPolicyArgs | None:
+    """COMPACT: the pool's nodes close together in its one zone (pulumi-gcp 10.2.0
+    NodePoolPlacementPolicyArgs.type: "Supports a single value: COMPACT")."""
+    if pool.placement != "compact":
+        return None
+    return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT")
+
+
 def hardened_node_settings(service_account: pulumi.Input[str]) -> dict[str, Any]:
     """NodeConfig settings every pool shares: its own service account, the GKE metadata server
     (pods never see the node's credentials), Secure Boot and integrity monitoring."""
@@ -115,7 +153,23 @@ def replacement_settings(pool: NodePoolConfig) -> dict[str, Any]:
         "spot": pool.spot,
         "oauthScopes": list(OAUTH_SCOPES),
         "shieldedInstance": dict(sorted(SHIELDED_INSTANCE.items())),
+        # Reservation affinity, placement policy and flex-start are taken as replacing the pool
+        # (assumed, not confirmed in the Terraform schema here): a change then gives the pool a
+        # new name and a create-before-delete replacement, safe either way. Added only when
+        # set, so pools without them keep the names they had.
+        **capacity_settings(pool),
     }
+
+
+def capacity_settings(pool: NodePoolConfig) -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    if pool.reservation is not None:
+        settings["reservation"] = pool.reservation.name or "ANY_RESERVATION"
+    if pool.placement is not None:
+        settings["placement"] = pool.placement
+    if pool.flex_start:
+        settings["flexStart"] = True
+    return settings
 
 
 def gke_pool_name(pool: NodePoolConfig) -> str:
@@ -169,16 +223,26 @@ class GpuNodePool(pulumi.ComponentResource):
                 # ANY takes capacity in whichever zone has it: GPUs and Spot VMs stock out.
                 location_policy="ANY",
             ),
+            placement_policy=placement_policy(pool),
             node_config=gcp.container.NodePoolNodeConfigArgs(
                 machine_type=pool.machine_type,
                 image_type=pool.image_type,
                 spot=pool.spot,
+                # Flex-start (Dynamic Workload Scheduler): GKE creates the nodes when capacity
+                # frees up, for up to seven days each
+                # (https://cloud.google.com/kubernetes-engine/docs/concepts/dws).
+                flex_start=True if pool.flex_start else None,
+                reservation_affinity=reservation_affinity(pool),
                 guest_accelerators=[guest_accelerator(pool)],
                 labels={POOL_LABEL: pool.name},
                 resource_labels=resource_labels(pool),
                 **hardened_node_settings(args.service_account),
             ),
-            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            # Flex-start pools run without auto-repair (cluster-toolkit gke-node-pool:
+            # "enable_flex_start needs node auto_repair set to false").
+            management=gcp.container.NodePoolManagementArgs(
+                auto_repair=not pool.flex_start, auto_upgrade=True
+            ),
             # Upgrade by replacing one node at a time without a surge node: a surge would need
             # GPU quota (and stock) beyond maxNodes.
             upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(

@@ -17,6 +17,7 @@ from components.nodepool import gke_pool_name
 # .../timesharing-gpus, .../gpus-multi, .../how-to/spot-vms).
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 SPOT_LABEL = "cloud.google.com/gke-spot"
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"
 NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -67,6 +68,13 @@ def workload_labels(name: str) -> dict[str, str]:
 
 def node_selector(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
     """Node labels a GPU pod must match to land on the right GPU capacity in each mode."""
+    if w.compute_class is not None:
+        # The ComputeClass names the GPU, Spot and driver per priority; a pod pinning one of them
+        # too would rule the fallbacks out (Google's GPU sample selects the class alone:
+        # kubernetes-engine-samples autoscaling/custom-compute-classes/reservations/
+        # deployment-gpu.yaml at 2b503651; google/skills gke-compute-classes: "Do not mix
+        # ComputeClass selection with other hard node selectors").
+        return {COMPUTE_CLASS_LABEL: w.compute_class, **dict(w.node_selector)}
     selector: dict[str, str] = {}
     pool = w.node_pool
     # GKE labels GPU nodes with their accelerator; other clusters use their own labels
@@ -109,7 +117,7 @@ def tolerations(mode: Mode, w: WorkloadConfig) -> list[dict[str, str]]:
     if w.gpu_count == 0:
         return []
     result = [dict(t) for t in GPU_TOLERATIONS]
-    if w.spot and mode != "existing":
+    if (w.spot or any(c.spot for c in w.capacity)) and mode != "existing":
         result.append(dict(SPOT_TOLERATION))
     return result
 

@@ -6,6 +6,7 @@ from components.config.defaults import DEFAULT_IMAGE, DEFAULT_MODEL, default_wor
 from components.config.loader import load
 from components.config.model import (
     NAMESPACE,
+    CapacityChoice,
     ClusterConfig,
     ConfigError,
     DevicePluginConfig,
@@ -68,6 +69,7 @@ __all__ = [
     "DEFAULT_IMAGE",
     "DEFAULT_MODEL",
     "NAMESPACE",
+    "CapacityChoice",
     "ClusterConfig",
     "ConfigError",
     "DevicePluginConfig",

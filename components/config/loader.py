@@ -16,8 +16,8 @@ from components.config.model import (
     StackConfig,
 )
 from components.config.parse import Context, Problems, parse, parse_list
+from components.config.rules import capacity_sources, drivers, fit, names, pools, workloads
 from components.config.rules import cluster as cluster_rules
-from components.config.rules import drivers, fit, names, pools, workloads
 from components.config.schema import MODES, ClusterSpec, Mode, NodePoolSpec, WorkloadSpec
 from components.config.source import KNOWN_KEYS
 
@@ -148,13 +148,20 @@ def load(
         name = spec.name or names.pool_name(spec.gpu.type or "gpu", given | pool_names)
         problems += names.taken(f"nodePools[{i}]", name, pool_names)
         pool_problems, machines = pools.pool_problems(i, spec, location, region)
+        channel = cluster.release_channel if cluster else None
+        pool_problems += capacity_sources.pool_problems(
+            i, spec, machines, location, region, channel
+        )
+        machines = capacity_sources.sold_as_wanted(spec, machines)
         problems += pool_problems
         if pool_problems and spec.gpu.type is not None:
             broken_pool_gpus.add(spec.gpu.type)
         if not pool_problems and machines and spec.gpu.type and name not in candidates:
-            resolved.append(pools.resolve_pool(spec, name, machine_type=""))  # chosen below
+            pool = pools.resolve_pool(spec, name, machine_type="")  # machine chosen below
+            resolved.append(dataclasses.replace(pool, **capacity_sources.pool_extras(spec)))
             candidates[name] = (i, machines, spec.machine_type is not None)
-    if mode == "standard" and not raw.get("nodePools") and not problems.items:
+    all_fallback = bool(workload_specs) and all(w.fallback for _, w in workload_specs)
+    if mode == "standard" and not raw.get("nodePools") and not problems.items and not all_fallback:
         broken_pool_gpus.update(w.gpu.type for _, w in workload_specs if w.gpu.type)
         problems.add(
             "nodePools: a Standard cluster needs at least one GPU node pool for its workloads. "
@@ -200,6 +207,8 @@ def load(
         requests = (
             pool_fit.requests[i] if pool_fit is not None else workloads.default_requests(w, mode)
         )
+        capacity_problems, capacity = capacity_sources.workload_problems(i, w, mode, requests)
+        problems += capacity_problems
         resolved_workloads.append(
             workloads.resolve_workload(
                 w,
@@ -211,11 +220,18 @@ def load(
                 existing,
             )
         )
+        if capacity:  # its pods select the workload's ComputeClass (components/compute_class.py)
+            resolved_workloads[-1] = dataclasses.replace(
+                resolved_workloads[-1],
+                capacity=capacity,
+                compute_class=capacity_sources.class_name(w.name),
+            )
 
     reported = problems.final()
     if reported:
         raise ConfigError(reported)
     assert cluster is not None and mode is not None and (project or existing)
+    node_pools = tuple(final.values())
     return StackConfig(
         project=project or "",
         region=region,
@@ -237,8 +253,11 @@ def load(
             private_nodes=cluster.private_nodes,
             system_machine_type=cluster.system_pool.machine_type,
             system_nodes=cluster.system_pool.nodes,
+            auto_provisioning_limits=capacity_sources.auto_provisioning_limits(
+                mode, location, region, cluster.system_pool, node_pools, resolved_workloads
+            ),
         ),
-        node_pools=tuple(final.values()),
+        node_pools=node_pools,
         workloads=tuple(resolved_workloads),
         secrets=tuple(sorted({key for w in resolved_workloads for _, key in w.secret_env})),
     )

@@ -45,6 +45,31 @@ class Secret:
 
 
 @dataclass(frozen=True)
+class Reservation:
+    """Which Compute Engine reservation capacity comes from: one by name, or any (None)."""
+
+    name: str | None
+
+    @property
+    def any(self) -> bool:
+        return self.name is None
+
+
+@dataclass(frozen=True)
+class CapacityChoice:
+    """One entry of a workload's ComputeClass priorities (rules/capacity_sources.py)."""
+
+    gpu_type: str
+    gpu_count: int
+    spot: bool
+    flex_start: bool
+    reservation: Reservation | None
+    machine_type: str
+    """The smallest machine of the GPU whose allocatable holds the pod (what GKE creates)."""
+    driver_version: Literal["default", "latest"]
+
+
+@dataclass(frozen=True)
 class ClusterConfig:
     mode: Mode
     name: str
@@ -55,6 +80,9 @@ class ClusterConfig:
     private_nodes: bool
     system_machine_type: str
     system_nodes: int
+    auto_provisioning_limits: tuple[tuple[str, int], ...] = ()
+    """Standard: node auto-provisioning resource limits (cpu, memory GB, GPU types) for the
+    workloads' ComputeClasses; empty leaves auto-provisioning off."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +139,11 @@ class NodePoolConfig:
     partition_size: str | None
     system_overhead: tuple[int, int] = (0, 0)
     """(millicores, bytes) GKE's own DaemonSets request on each node; pods get the rest."""
+    reservation: Reservation | None = None
+    """Consume this reservation (SPECIFIC_RESERVATION), or any (ANY_RESERVATION)."""
+    placement: Literal["compact"] | None = None
+    flex_start: bool = False
+    """Flex-start (Dynamic Workload Scheduler) nodes: provisioned when capacity frees up."""
 
     @property
     def shared(self) -> bool:
@@ -184,6 +217,10 @@ class WorkloadConfig:
     """surge: one extra pod at a time (a spare GPU exists); replace: one pod down at a time."""
     node_pool: NodePoolConfig | None
     """Standard mode: the node pool this workload is pinned to (the smallest one that fits)."""
+    capacity: tuple[CapacityChoice, ...] = ()
+    """With `fallback`: its ComputeClass priorities, the workload's own choice first."""
+    compute_class: str | None = None
+    """With `fallback`: the name of its ComputeClass (the pods select it)."""
 
 
 @dataclass(frozen=True)

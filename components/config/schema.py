@@ -98,6 +98,24 @@ class ResourcesSpec(Model):
     memory: MemoryQuantity | None = None
 
 
+class ReservationSpec(Model):
+    # A Compute Engine reservation name (RFC 1035: lowercase letters, digits, hyphens).
+    name: Annotated[str, _pattern(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?")]
+
+
+# `any`: consume any matching reservation (ANY_RESERVATION); a mapping names one (rules/capacity).
+Reservation = ReservationSpec | Literal["any"]
+
+
+class FallbackSpec(Model):
+    """One alternative to a workload's own GPU choice (rules/capacity_sources.py)."""
+
+    gpu: GpuSpec | None = None  # default: the workload's own gpu
+    spot: bool = False
+    flex_start: bool = False
+    reservation: Reservation | None = None
+
+
 class NodePoolSpec(Model):
     name: GkeName | None = None
     gpu: GpuSpec
@@ -112,6 +130,9 @@ class NodePoolSpec(Model):
     sharing: SharingSpec | None = None
     partition_size: Annotated[str, StringConstraints(max_length=16)] | None = None
     system_overhead: ResourcesSpec | None = None
+    reservation: Reservation | None = None
+    placement: Literal["compact"] | None = None
+    flex_start: bool = False
 
 
 class ProbeSpec(Model):
@@ -160,6 +181,7 @@ class WorkloadSpec(Model):
     backoff_limit: Annotated[int, Field(ge=0, le=100)] = 3
     wait_for_completion: bool = False
     rollout: Rollout = "auto"
+    fallback: Annotated[list[FallbackSpec], Field(max_length=10)] = []
 
 
 def aliases(model: type[Model]) -> list[str]:

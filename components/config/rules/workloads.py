@@ -229,7 +229,7 @@ def workload_problems(
                 f"Autopilot (allowed: {choices(gpu.autopilot_counts)}). Set one of those."
             )
         return problems, None
-    if mode != "standard":
+    if mode != "standard" or w.fallback:  # a fallback runs on its ComputeClass's own pools
         return problems, None
     fitting = [p for p in pools if fits(w, p)]
     if not fitting and w.gpu.type in broken_pool_gpus:

@@ -7,9 +7,11 @@ from typing import Any
 
 from components import allocatable, catalog
 from components.allocatable import Resources
+from components.catalog import prices
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.rules import fit
 from components.nodepool import gke_pool_name
+from tools import cost as costs
 from tools.engine import Recording
 
 DRIVERS = {
@@ -77,9 +79,30 @@ def pool_lines(pool: NodePoolConfig) -> list[str]:
     lines = [
         f"  pool      {pool.name} (GKE name {gke_pool_name(pool)}): {pool.machine_type} with "
         f"{pool.gpu_count} x {pool.gpu_type}{sharing}, {pool.min_nodes}-{pool.max_nodes} nodes, "
-        f"{'Spot VMs' if pool.spot else 'on-demand VMs'}",
+        f"{'flex-start VMs' if pool.flex_start else 'Spot VMs' if pool.spot else 'on-demand VMs'}",
         f"            {DRIVERS[pool.driver]}; {pool.image_type.split('_')[0]} nodes",
     ]
+    capacity = []
+    if pool.reservation is not None:
+        capacity.append(
+            f"from reservation {pool.reservation.name}"
+            if pool.reservation.name
+            else "from any matching reservation, else on demand"
+        )
+    if pool.flex_start:
+        capacity.append("flex-start nodes (created when capacity frees up, up to 7 days each)")
+    if pool.placement == "compact":
+        capacity.append("compact placement (nodes close together in one zone)")
+    if capacity:
+        lines.append(f"            {'; '.join(capacity)}")
+    rate = costs.pool_rate(pool)
+    how = "flex-start" if pool.flex_start else costs.SPOT if pool.spot else costs.ON_DEMAND
+    lines.append(
+        f"            cost per node {costs.money(rate.configured)} ({how}; on-demand "
+        f"{costs.money(rate.on_demand)}, Spot {costs.money(rate.spot)}): idle "
+        f"{costs.money((rate * pool.min_nodes).configured)}, max "
+        f"{costs.money((rate * pool.max_nodes).configured)}"
+    )
     if machine is not None:
         node = allocatable.node_allocatable(
             machine.vcpus,
@@ -159,6 +182,13 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         else "the container's filesystem (the node's boot disk)"
     )
     lines.append(f"            {'model ' + model + '; ' if model else ''}caches on {weights}")
+    if w.compute_class is not None:
+        lines.append(
+            f"            GPUs through ComputeClass {w.compute_class}, tried in order (pods move "
+            "back up when capacity returns):"
+        )
+        for n, (label, rate) in enumerate(costs.fallback_rates(w), 1):
+            lines.append(f"              {n}. {label}: {costs.money(rate.configured)} per node")
     if w.expose is not None:
         ranges = ", ".join(w.expose.source_ranges) or "anywhere"
         if w.expose.type == "LoadBalancer":
@@ -167,6 +197,38 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             )
         else:
             lines.append("            exposed: NodePort on every node (port chosen by Kubernetes)")
+    return lines
+
+
+def cost_lines(config: StackConfig) -> list[str]:
+    """Hourly cost at idle and at maximum scale: as configured, all on-demand and all Spot."""
+    stack = costs.stack_cost(config)
+    if stack is None:
+        return ["  cost      not priced: an existing cluster's nodes are not bought by this stack"]
+    lines = [
+        f"  cost      an estimate from {prices.PRICE_REGION} list prices of {prices.PRICE_DATE} "
+        "(components/catalog/prices.py; refresh it there)",
+    ]
+    for which, label in (
+        ("configured", "as configured"),
+        ("on_demand", "all on-demand"),
+        ("spot", "all Spot"),
+    ):
+        lines.append(
+            f"            {label}: idle {costs.total_text(stack, 'idle', which)}, "
+            f"max {costs.total_text(stack, 'max', which)}"
+        )
+    for line in stack.lines:
+        lines.append(
+            f"              {line.name}: idle {costs.money(line.idle.configured)}, "
+            f"max {costs.money(line.max.configured)}"
+        )
+    if config.region != prices.PRICE_REGION:
+        lines.append(f"            prices are {prices.PRICE_REGION}'s; {config.region} may differ")
+    lines.append(
+        "            not included: disks, load balancers, Cloud NAT, egress, Autopilot's premium, "
+        "flex-start and custom-machine prices, sustained-use or committed-use discounts"
+    )
     return lines
 
 
@@ -186,6 +248,7 @@ def summary(
         lines += pool_lines(pool)
     for w in config.workloads:
         lines += workload_lines(config, w)
+    lines += cost_lines(config)
     lines += outputs_lines(outputs)
     lines.append(f"  {len(recording.resources)} resources")
     return "\n".join(lines)

@@ -75,7 +75,8 @@ COMPACT_GPUS = frozenset(
     }
 )
 COMPACT_FLEX_START_GPUS = frozenset({"nvidia-h200-141gb", "nvidia-b200"})  # TOOLKIT
-COMPACT_MAX_NODES = 1500  # COMPACT
+# COMPACT groups up to 1,500 nodes; schema.NodePoolSpec caps maxNodes at 1,000, so no pool can
+# exceed it and no rule is needed.
 # ComputeClass names may not start with these (CCC, "Limitations"); the program's prefix avoids
 # them for any workload name. A label value is at most 63 characters.
 CLASS_PREFIX = "gpu-"
@@ -216,11 +217,6 @@ def _compact_problems(path: str, spec: NodePoolSpec, location: str, region: str)
         problems.append(
             f"{path}.placement: compact placement with flex-start is only supported on A3 Ultra "
             "and A4 machines (nvidia-h200-141gb, nvidia-b200). Remove placement or flexStart."
-        )
-    if spec.max_nodes > COMPACT_MAX_NODES:
-        problems.append(
-            f"{path}.maxNodes: compact placement groups up to {COMPACT_MAX_NODES} nodes; "
-            f"{spec.max_nodes} is more. Lower maxNodes or split the pool."
         )
     return problems
 

@@ -1,0 +1,163 @@
+"""What a stack costs per hour, idle and at maximum scale, from the price table (an estimate).
+
+Idle is what runs with no traffic: each pool at minNodes, the system pool, the cluster fee, and on
+Autopilot (or a ComputeClass) the pods of each long-running workload at its replicas (a Job's pod
+only while it runs, so not at idle). Maximum is every pool at maxNodes and every workload at its
+replicas (a Job's one pod). Autopilot GPU pods are priced as the node GKE creates for each
+(components/catalog/prices.py AUTOPILOT_NODES): the smallest machine of the GPU whose
+allocatable holds the pod. A workload with fallbacks is priced at its first priority; the
+summary lists what each fallback costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from components import allocatable, catalog
+from components.allocatable import Resources
+from components.catalog import prices
+from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
+from components.config.rules import capacity_sources
+
+ON_DEMAND, SPOT = "on-demand", "Spot"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """USD per hour of one item, as configured and with every VM bought one way or the other."""
+
+    configured: float | None
+    on_demand: float | None
+    spot: float | None
+
+    def __mul__(self, n: int) -> Rate:
+        def times(value: float | None) -> float | None:
+            if n == 0:
+                return 0.0  # nothing running costs nothing, priced or not
+            return None if value is None else value * n
+
+        return Rate(times(self.configured), times(self.on_demand), times(self.spot))
+
+
+ZERO = Rate(0.0, 0.0, 0.0)
+
+
+@dataclass
+class Line:
+    """One priced item of the stack: idle and maximum hourly rates."""
+
+    name: str
+    idle: Rate
+    max: Rate
+    note: str = ""
+
+
+@dataclass
+class StackCost:
+    lines: list[Line] = field(default_factory=list)
+
+    def total(self, attr: str, which: str) -> tuple[float, int]:
+        """(sum of the known rates, number of unknown ones) for idle/max and a column."""
+        values = [getattr(getattr(line, attr), which) for line in self.lines]
+        return sum(v for v in values if v is not None), sum(1 for v in values if v is None)
+
+
+def node_rate(machine: str, gpu_type: str | None, gpus: int, spot: bool, flex: bool) -> Rate:
+    on_demand = prices.node_price(machine, gpu_type, gpus, spot=False)
+    spot_price = prices.node_price(machine, gpu_type, gpus, spot=True)
+    # Flex-start VMs have their own (discounted) SKUs, not in the table: unknown as configured.
+    configured = None if flex else spot_price if spot else on_demand
+    return Rate(configured, on_demand, spot_price)
+
+
+def pool_rate(pool: NodePoolConfig) -> Rate:
+    return node_rate(pool.machine_type, pool.gpu_type, pool.gpu_count, pool.spot, pool.flex_start)
+
+
+def pod_machine(w: WorkloadConfig) -> catalog.MachineType | None:
+    """The node Autopilot creates for one of the workload's pods (the smallest that holds it)."""
+    if w.gpu_type is None or w.gpu_type not in catalog.GPU_TYPES:
+        return None
+    requests = Resources(allocatable.parse_cpu(w.cpu), allocatable.parse_memory(w.memory))
+    way = catalog.SPOT if w.spot else catalog.ON_DEMAND
+    machine, _ = capacity_sources.smallest_fitting_machine(w.gpu_type, w.gpu_count, requests, way)
+    return machine
+
+
+def workload_rate(w: WorkloadConfig) -> tuple[Rate, str]:
+    """One pod's node: the first ComputeClass priority, or Autopilot's node for the pod."""
+    if w.capacity:
+        first = w.capacity[0]
+        rate = node_rate(
+            first.machine_type, first.gpu_type, first.gpu_count, first.spot, first.flex_start
+        )
+        return rate, first.machine_type
+    machine = pod_machine(w)
+    if machine is None:
+        return Rate(None, None, None), "unknown machine"
+    return node_rate(machine.name, w.gpu_type, w.gpu_count, w.spot, False), machine.name
+
+
+def stack_cost(config: StackConfig) -> StackCost | None:
+    """The stack's priced items; None for an existing cluster (nothing is bought)."""
+    cluster = config.cluster
+    if not isinstance(cluster, ClusterConfig):
+        return None
+    cost = StackCost()
+    fee = Rate(
+        prices.CLUSTER_FEE_PER_HOUR, prices.CLUSTER_FEE_PER_HOUR, prices.CLUSTER_FEE_PER_HOUR
+    )
+    cost.lines.append(Line("GKE cluster fee", fee, fee))
+    if cluster.mode == "standard":
+        zones = 1 if cluster.location != config.region else capacity_sources.REGIONAL_DEFAULT_ZONES
+        nodes = cluster.system_nodes * zones
+        system = node_rate(cluster.system_machine_type, None, 0, False, False)
+        system = Rate(system.configured, system.on_demand, system.on_demand)  # never Spot
+        cost.lines.append(
+            Line(
+                f"system pool ({nodes} x {cluster.system_machine_type})",
+                system * nodes,
+                system * nodes,
+            )
+        )
+        for pool in config.node_pools:
+            rate = pool_rate(pool)
+            cost.lines.append(
+                Line(f"pool {pool.name}", rate * pool.min_nodes, rate * pool.max_nodes)
+            )
+    for w in config.workloads:
+        if w.node_pool is not None:
+            continue  # priced with its pool
+        rate, machine = workload_rate(w)
+        pods = 1 if w.kind == "Job" else w.replicas
+        idle = 0 if w.kind == "Job" else w.replicas
+        cost.lines.append(Line(f"workload {w.name} ({machine} per pod)", rate * idle, rate * pods))
+    return cost
+
+
+def money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.2f}/h"
+
+
+def total_text(cost: StackCost, attr: str, which: str) -> str:
+    known, unknown = cost.total(attr, which)
+    return f"${known:,.2f}/h" + (f" + {unknown} unknown" if unknown else "")
+
+
+def fallback_rates(w: WorkloadConfig) -> Iterable[tuple[str, Rate]]:
+    for choice in w.capacity:
+        how = "flex-start" if choice.flex_start else SPOT if choice.spot else ON_DEMAND
+        if choice.reservation is not None:
+            how += f", reservation {choice.reservation.name or 'any'}"
+        label = f"{choice.gpu_count} x {choice.gpu_type} on {choice.machine_type} ({how})"
+        yield (
+            label,
+            node_rate(
+                choice.machine_type,
+                choice.gpu_type,
+                choice.gpu_count,
+                choice.spot,
+                choice.flex_start,
+            ),
+        )

@@ -36,6 +36,7 @@ import hashlib
 import math
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 from components import allocatable, catalog, pins
 from components.allocatable import Resources
@@ -269,7 +270,7 @@ def workload_problems(
         ], ()
     if mode is None or w.gpu.type is None or w.gpu.type not in catalog.GPU_TYPES:
         return [], ()  # the mode's or the GPU type's own problem says what to fix
-    driver = "latest" if needs_latest_driver(w) else "default"
+    driver: Literal["default", "latest"] = "latest" if needs_latest_driver(w) else "default"
     problems: list[str] = []
     resolved: list[CapacityChoice] = []
     seen: dict[tuple[str, int, bool, bool, Reservation | None], str] = {}
@@ -318,7 +319,7 @@ def workload_problems(
                 flex_start=alt.flex_start,
                 reservation=res,
                 machine_type=machine.name,
-                driver_version=driver,  # type: ignore[arg-type]
+                driver_version=driver,
             )
         )
     return problems, tuple(resolved) if not problems else ()

@@ -73,7 +73,10 @@ def node_selector(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
         # too would rule the fallbacks out (Google's GPU sample selects the class alone:
         # kubernetes-engine-samples autoscaling/custom-compute-classes/reservations/
         # deployment-gpu.yaml at 2b503651; google/skills gke-compute-classes: "Do not mix
-        # ComputeClass selection with other hard node selectors").
+        # ComputeClass selection with other hard node selectors"). GKE adds the toleration for
+        # the class's node taint itself ("GKE will mutate any pod specifying a CC label in a
+        # nodeSelector ... with a toleration for the CC node label", the same repository's
+        # autoscaling/custom-compute-classes/vap/restrict-toleration.yaml).
         return {COMPUTE_CLASS_LABEL: w.compute_class, **dict(w.node_selector)}
     selector: dict[str, str] = {}
     pool = w.node_pool

@@ -65,6 +65,12 @@ def cluster_lines(config: StackConfig) -> list[str]:
             f"            system pool: {cluster.system_nodes} x {cluster.system_machine_type} "
             "(cluster components; GPU nodes stay free for GPU pods)"
         )
+    if cluster.auto_provisioning_limits:
+        limits = ", ".join(f"{name} {value}" for name, value in cluster.auto_provisioning_limits)
+        lines.append(
+            f"            node auto-provisioning for ComputeClasses, at most: {limits} "
+            "(memory in GB; counts every node in the cluster)"
+        )
     return lines
 
 
@@ -143,6 +149,11 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         lines.append(
             f"            {unit} at max scale: {used} of {slots} ({pods} pod(s), "
             f"pool up to {pool.max_nodes} node(s))"
+        )
+    elif w.compute_class is not None and config.cluster.mode == "standard":
+        lines.append(
+            f"            requests {_resources(requests)}; {gpus}; GKE creates a node for each "
+            "pod from its ComputeClass (node auto-provisioning, limits on the cluster)"
         )
     elif config.cluster.mode == "autopilot":
         lines.append(

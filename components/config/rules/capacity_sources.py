@@ -405,7 +405,8 @@ def auto_provisioning_limits(
     workloads: Sequence[WorkloadConfig],
 ) -> tuple[tuple[str, int], ...]:
     """NAP's resource limits: everything every pool and every ComputeClass workload may use at
-    once at its maximum (NAP's limits count all nodes), with one surge pod per workload."""
+    once at its maximum (NAP's limits count all nodes), with one spare node per class workload:
+    a rollout's surge pod, or active migration's new node before the old one drains."""
     if mode != "standard" or not any(w.capacity for w in workloads):
         return ()
     zones = 1 if location != region else REGIONAL_DEFAULT_ZONES
@@ -422,7 +423,7 @@ def auto_provisioning_limits(
     for w in workloads:
         if not w.capacity:
             continue
-        nodes = (1 if w.kind == "Job" else w.replicas) + 1  # one node per pod, and a surge pod
+        nodes = (1 if w.kind == "Job" else w.replicas) + 1  # a node per pod, and a spare
         shapes = [catalog.machine_for(c.gpu_type, c.gpu_count, c.machine_type) for c in w.capacity]
         cpu += nodes * max(m.vcpus for m in shapes if m is not None)
         memory += nodes * max(math.ceil(m.memory_gb) for m in shapes if m is not None)

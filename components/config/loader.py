@@ -17,7 +17,7 @@ from components.config.model import (
 )
 from components.config.parse import Context, Problems, parse, parse_list
 from components.config.rules import cluster as cluster_rules
-from components.config.rules import drivers, fit, names, pools, workloads
+from components.config.rules import coldstart, drivers, fit, names, pools, workloads
 from components.config.schema import MODES, ClusterSpec, Mode, NodePoolSpec, WorkloadSpec
 from components.config.source import KNOWN_KEYS
 
@@ -148,11 +148,17 @@ def load(
         name = spec.name or names.pool_name(spec.gpu.type or "gpu", given | pool_names)
         problems += names.taken(f"nodePools[{i}]", name, pool_names)
         pool_problems, machines = pools.pool_problems(i, spec, location, region)
+        channel = cluster.release_channel if cluster is not None else None
+        pool_problems += coldstart.pool_problems(i, spec, channel)
         problems += pool_problems
         if pool_problems and spec.gpu.type is not None:
             broken_pool_gpus.add(spec.gpu.type)
         if not pool_problems and machines and spec.gpu.type and name not in candidates:
-            resolved.append(pools.resolve_pool(spec, name, machine_type=""))  # chosen below
+            resolved.append(  # machine chosen below
+                dataclasses.replace(
+                    pools.resolve_pool(spec, name, machine_type=""), **coldstart.pool_settings(spec)
+                )
+            )
             candidates[name] = (i, machines, spec.machine_type is not None)
     if mode == "standard" and not raw.get("nodePools") and not problems.items:
         broken_pool_gpus.update(w.gpu.type for _, w in workload_specs if w.gpu.type)
@@ -171,6 +177,7 @@ def load(
         )
         problems += w_problems
         problems += drivers.workload_problems(i, w, mode)
+        problems += coldstart.workload_problems(i, w, mode)
         if existing:
             problems += workloads.existing_workload_problems(i, w, device_plugin)
         placed.append((i, w, pool))
@@ -201,14 +208,17 @@ def load(
             pool_fit.requests[i] if pool_fit is not None else workloads.default_requests(w, mode)
         )
         resolved_workloads.append(
-            workloads.resolve_workload(
-                w,
-                final[p.name] if p else None,
-                workloads.secret_env_values(i, w, ctx),
-                fit.rollout(mode or "autopilot", w, i, p, pool_fit, on_pool),
-                requests,
-                drivers.autopilot_selector(w, mode),
-                existing,
+            dataclasses.replace(
+                workloads.resolve_workload(
+                    w,
+                    final[p.name] if p else None,
+                    workloads.secret_env_values(i, w, ctx),
+                    fit.rollout(mode or "autopilot", w, i, p, pool_fit, on_pool),
+                    requests,
+                    drivers.autopilot_selector(w, mode),
+                    existing,
+                ),
+                **coldstart.workload_settings(w),
             )
         )
 
@@ -241,4 +251,5 @@ def load(
         node_pools=tuple(final.values()),
         workloads=tuple(resolved_workloads),
         secrets=tuple(sorted({key for w in resolved_workloads for _, key in w.secret_env})),
+        advisories=tuple(coldstart.advisories(tuple(resolved_workloads))),
     )

@@ -196,7 +196,7 @@ def test_an_artifact_registry_image_gets_no_advisory() -> None:
     assert _load(raw).advisories == (), "an Artifact Registry image streams: nothing to warn about"
 
 
-def test_the_advisory_reaches_pulumi_up_and_the_plan_summary(tmp_path: Any) -> None:
+def test_the_advisory_reaches_the_plan_summary(tmp_path: Any) -> None:
     stack_file = tmp_path / "Pulumi.hub.yaml"
     config = _standard({"imageStreaming": True})
     stack_file.write_text(json.dumps({"config": config}))

@@ -2,11 +2,14 @@
 
 import pulumi
 
+from components.autoscaler import Autoscaler, AutoscalerArgs
 from components.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster, GkeClusterArgs
 from components.compute_class import GpuComputeClass, GpuComputeClassArgs
 from components.config import NAMESPACE, ExistingClusterConfig, Secret, from_pulumi
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.driver import NvidiaDriverInstaller, NvidiaDriverInstallerArgs, installer_pools
+from components.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
+from components.model_cache import ModelCacheAccess, ModelCacheAccessArgs
 from components.namespace import WorkloadNamespace, WorkloadNamespaceArgs
 from components.nodepool import GpuNodePool, GpuNodePoolArgs
 from components.service import LoadBalancerService, LoadBalancerServiceArgs, node_port_endpoint
@@ -14,6 +17,8 @@ from components.workload import GpuWorkload, GpuWorkloadArgs
 
 config = from_pulumi()
 secrets = pulumi.Config(NAMESPACE)
+for advisory in config.advisories:
+    pulumi.log.warn(advisory)
 
 # The cluster and its GPU capacity: each workload object waits for `gpu_capacity` (the custom
 # resources themselves, handed over in GpuWorkloadArgs.after: a component's depends_on would not
@@ -45,7 +50,13 @@ if isinstance(config.cluster, ExistingClusterConfig):
 else:
     cluster = GkeCluster(
         "gke",
-        GkeClusterArgs(project=config.project, region=config.region, cluster=config.cluster),
+        GkeClusterArgs(
+            project=config.project,
+            region=config.region,
+            cluster=config.cluster,
+            gcs_fuse_csi_driver=any(w.model_cache for w in config.workloads),
+            image_streaming=any(pool.image_streaming for pool in config.node_pools),
+        ),
     )
     # A protected stack protects what its service stands on, not only the cluster.
     protect = config.cluster.deletion_protection
@@ -82,6 +93,18 @@ namespace = WorkloadNamespace(
     opts=k8s_opts,
 )
 
+# Replicas that follow load: Google's custom metrics adapter serves the Prometheus metrics that
+# HorizontalPodAutoscalers scale on (GKE only; the config layer refuses autoscale elsewhere).
+metrics_adapter = (
+    CustomMetricsAdapter(
+        "metrics-adapter",
+        CustomMetricsAdapterArgs(project=config.project, after=[cluster]),
+        opts=k8s_opts,
+    )
+    if any(w.autoscale for w in config.workloads) and isinstance(cluster, GkeCluster)
+    else None
+)
+
 endpoints: dict[str, pulumi.Input[str | None]] = {}
 load_balancers: list[LoadBalancerService] = []
 for w in config.workloads:
@@ -89,6 +112,21 @@ for w in config.workloads:
     compute_class = (
         GpuComputeClass(f"class-{w.name}", GpuComputeClassArgs(workload=w), opts=k8s_opts)
         if w.compute_class is not None
+        else None
+    )
+    # Model weights from a bucket: the workload's service account may read it before pods start.
+    access = (
+        ModelCacheAccess(
+            f"model-cache-{w.name}",
+            ModelCacheAccessArgs(
+                project=config.project,
+                namespace=config.namespace,
+                service_account=w.name,
+                bucket=w.model_cache.bucket,
+                after=[cluster],
+            ),
+        )
+        if w.model_cache is not None
         else None
     )
     workload = GpuWorkload(
@@ -101,10 +139,20 @@ for w in config.workloads:
                 **{env: secrets.require_secret(key) for env, key in w.secret_env},
                 **{env: value.output() for env, value in w.secret_values},
             },
-            after=[*gpu_capacity, *(compute_class.resources if compute_class else [])],
+            after=[
+                *gpu_capacity,
+                *(compute_class.resources if compute_class else []),
+                *(access.ready if access else []),
+            ],
         ),
         opts=k8s_opts,
     )
+    if w.autoscale is not None and metrics_adapter is not None:
+        Autoscaler(
+            f"autoscaler-{w.name}",
+            AutoscalerArgs(namespace=namespace.name, workload=w, after=metrics_adapter.ready),
+            opts=k8s_opts,
+        )
     if w.expose is not None and workload.port is not None:
         service = LoadBalancerService(
             f"service-{w.name}",

@@ -18,6 +18,40 @@ from components.nodepool import CLOUD_PLATFORM_SCOPE, hardened_node_settings
 # grants a custom node service account the single role below instead of the default Compute
 # Engine account's Editor; reading images from Artifact Registry is granted per repository.
 NODE_ROLES = ("roles/container.defaultNodeServiceAccount",)
+# Image streaming with a custom node service account: "you must ensure that the custom service
+# account has the Service Usage Consumer (roles/serviceusage.serviceUsageConsumer) IAM role in the
+# project that hosts the container image" (GKE, "Use Image streaming to pull container images",
+# Requirements; cloud.google.com/kubernetes-engine/docs/how-to/image-streaming, checked
+# 2026-11-22). Granted in the cluster's project: Autopilot always streams, Standard pools when
+# they set imageStreaming; images in other projects need the same grant there (README).
+IMAGE_STREAMING_ROLE = "roles/serviceusage.serviceUsageConsumer"
+
+# GPU and workload metrics in Cloud Monitoring through Managed Service for Prometheus. DCGM is
+# GKE's managed NVIDIA DCGM exporter package (pulumi-gcp 10.2.0 ClusterMonitoringConfigArgs.
+# enable_components lists "DCGM"; GoogleCloudPlatform/accelerated-platforms sets it with
+# managed_prometheus on Standard and on Autopilot clusters alike:
+# platforms/gke/base/core/container_cluster/container_cluster.tf and container_cluster_ap/
+# container_cluster.tf at 9320f3b2). Setting enable_components replaces GKE's default set, so the
+# packages GKE enables by default on new clusters stay on: SYSTEM_COMPONENTS (system metrics);
+# kube state metrics (STORAGE, POD, DEPLOYMENT, STATEFULSET, DAEMONSET, HPA; default from
+# 1.29.2-gke.2000 Standard / 1.27.4-gke.900 Autopilot) and JOBSET (default from
+# 1.32.1-gke.1357001) per GKE's "Collect and view kube state metrics"; CADVISOR and KUBELET
+# (default from 1.29.3-gke.1093000, GKE's "Collect and view cAdvisor/Kubelet metrics"). The
+# minimum GKE version of the DCGM package could not be read from Google's DCGM page in the
+# sources at hand (checked 2026-11-22); every channel's default version in 2026 is 1.34 or later.
+MONITORING_COMPONENTS = (
+    "SYSTEM_COMPONENTS",
+    "STORAGE",
+    "POD",
+    "DEPLOYMENT",
+    "STATEFULSET",
+    "DAEMONSET",
+    "HPA",
+    "JOBSET",
+    "CADVISOR",
+    "KUBELET",
+    "DCGM",
+)
 
 AUTH_PLUGIN_HINT = (
     "Install gke-gcloud-auth-plugin: `gcloud components install gke-gcloud-auth-plugin` "
@@ -30,6 +64,12 @@ class GkeClusterArgs:
     project: str
     region: str
     cluster: ClusterConfig
+    gcs_fuse_csi_driver: bool = False
+    """Standard: enable the Cloud Storage FUSE CSI driver add-on (a workload has modelCache).
+    Autopilot has it on by default."""
+    image_streaming: bool = False
+    """Standard: a node pool streams images, so the node service account needs Service Usage
+    Consumer (Autopilot always streams and always gets it)."""
 
 
 def kubeconfig_yaml(context: str, endpoint: str, ca_certificate: str) -> str:
@@ -119,7 +159,10 @@ class GkeCluster(pulumi.ComponentResource):
                 member=member,
                 opts=child,
             )
-            for role in NODE_ROLES
+            for role in (
+                *NODE_ROLES,
+                *((IMAGE_STREAMING_ROLE,) if autopilot or args.image_streaming else ()),
+            )
         ]
 
         if cfg.private_nodes:
@@ -173,6 +216,8 @@ class GkeCluster(pulumi.ComponentResource):
                 if autopilot
                 else _standard_args(args.project, cfg, nodes_sa.email)
             ),
+            monitoring_config=monitoring_config(),
+            addons_config=addons_config(autopilot, args.gcs_fuse_csi_driver),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=roles,
@@ -237,6 +282,30 @@ class GkeCluster(pulumi.ComponentResource):
                 "node_service_account": self.node_service_account,
             }
         )
+
+
+def monitoring_config() -> gcp.container.ClusterMonitoringConfigArgs:
+    """Managed collection on (PodMonitoring objects are scraped) and GKE's DCGM GPU metrics."""
+    return gcp.container.ClusterMonitoringConfigArgs(
+        enable_components=list(MONITORING_COMPONENTS),
+        managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True),
+    )
+
+
+def addons_config(autopilot: bool, gcs_fuse: bool) -> gcp.container.ClusterAddonsConfigArgs | None:
+    """Standard: the Cloud Storage FUSE CSI driver add-on when a workload mounts a model cache
+    ("The Cloud Storage FUSE CSI driver is not enabled by default in Standard clusters"; on
+    Autopilot it "is enabled by default"; GKE, "Set up the Cloud Storage FUSE CSI driver for
+    GKE", cloud.google.com/kubernetes-engine/docs/how-to/cloud-storage-fuse-csi-driver-setup,
+    checked 2026-11-22). Updated in place (terraform-provider-google-beta
+    resource_container_cluster.go, d.HasChange("addons_config"), line 4158 at 93c65b2d)."""
+    if autopilot or not gcs_fuse:
+        return None
+    return gcp.container.ClusterAddonsConfigArgs(
+        gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(
+            enabled=True
+        )
+    )
 
 
 def _standard_args(project: str, cfg: ClusterConfig, node_sa: pulumi.Output[str]) -> dict[str, Any]:

@@ -24,6 +24,12 @@ SHIELDED_INSTANCE = {"enable_secure_boot": True, "enable_integrity_monitoring": 
 # "Manually install NVIDIA GPU drivers" uses INSTALLATION_DISABLED for the installer DaemonSet).
 DRIVER_VERSIONS = {"default": "DEFAULT", "latest": "LATEST", "installer": "INSTALLATION_DISABLED"}
 
+# A secondary boot disk used as a container image cache (SecondaryBootDisk.Mode
+# CONTAINER_IMAGE_CACHE, GKE API google.container.v1; pulumi-gcp 10.2.0
+# NodePoolNodeConfigSecondaryBootDiskArgs(disk_image, mode)). Requirements and sources:
+# components/config/rules/coldstart.py.
+CONTAINER_IMAGE_CACHE = "CONTAINER_IMAGE_CACHE"
+
 MIN_NODES_REASON_LABEL = "gke-gpu-min-nodes-reason"
 POOL_LABEL = "gke-gpu/pool"
 
@@ -140,9 +146,20 @@ def hardened_node_settings(service_account: pulumi.Input[str]) -> dict[str, Any]
 # workload_metadata_config, autoscaling, node_locations, management, upgrade_settings.
 # service_account and project/cluster/location are left out: they are derived from the cluster,
 # and a different cluster holds no pool of this name, so they cannot collide.
+# secondary_boot_disks is ForceNew too (node_config.go lines 513-535 at 93c65b2d, the
+# terraform-provider-google-beta HEAD of 2026-08-21; GKE: "when you modify the disk image you must
+# create a new node pool"); it is hashed only when set, so pools without one keep their names.
+# gcfs_config (image streaming) is updated in place (node_config.go line 4488, "updating GKE node
+# pool gcfs_config"), so it is not here.
 def replacement_settings(pool: NodePoolConfig) -> dict[str, Any]:
     """The pool's replacement-forcing settings, as plain values (what gke_pool_name hashes)."""
+    cold_start = (
+        {"secondaryBootDisks": [[pool.secondary_boot_disk, CONTAINER_IMAGE_CACHE]]}
+        if pool.secondary_boot_disk
+        else {}
+    )
     return {
+        **cold_start,
         "gpuType": pool.gpu_type,
         "gpuCount": pool.gpu_count,
         "gpuDriverVersion": DRIVER_VERSIONS[pool.driver],
@@ -185,6 +202,22 @@ def gke_pool_name(pool: NodePoolConfig) -> str:
     ).hexdigest()[:NAME_HASH_LENGTH]
     stem = pool.name[: GKE_NAME_MAX - NAME_HASH_LENGTH - 1].rstrip("-")
     return f"{stem}-{digest}"
+
+
+def cold_start_settings(pool: NodePoolConfig) -> dict[str, Any]:
+    """NodeConfig settings that shorten a cold start: image streaming (gcfs_config) and a
+    secondary boot disk holding the workload's images (Google's gke-disk-image-builder; README,
+    "Preloaded images"). Field names: pulumi-gcp 10.2.0 NodePoolNodeConfigArgs."""
+    settings: dict[str, Any] = {}
+    if pool.image_streaming:
+        settings["gcfs_config"] = gcp.container.NodePoolNodeConfigGcfsConfigArgs(enabled=True)
+    if pool.secondary_boot_disk:
+        settings["secondary_boot_disks"] = [
+            gcp.container.NodePoolNodeConfigSecondaryBootDiskArgs(
+                disk_image=pool.secondary_boot_disk, mode=CONTAINER_IMAGE_CACHE
+            )
+        ]
+    return settings
 
 
 def resource_labels(pool: NodePoolConfig) -> dict[str, str]:
@@ -237,6 +270,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 labels={POOL_LABEL: pool.name},
                 resource_labels=resource_labels(pool),
                 **hardened_node_settings(args.service_account),
+                **cold_start_settings(pool),
             ),
             # Flex-start pools run without auto-repair (cluster-toolkit gke-node-pool:
             # "enable_flex_start needs node auto_repair set to false").

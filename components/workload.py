@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.allocatable import parse_memory
 from components.config import Mode, WorkloadConfig
 from components.manifest import manifest
 from components.nodepool import gke_pool_name
@@ -39,6 +40,50 @@ READY_TIMEOUT = "40m"
 # lines 1096-1102, and metadata/overrides.go SkipAwaitLogic, line 40; pulumi/pulumi-kubernetes
 # at commit 94977969, checked 2026-11-22).
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+
+# --- model cache: the Cloud Storage FUSE CSI driver (GKE add-on) ---------------------------------
+# Pod annotation GKE's sidecar injector acts on, driver name, the sidecar's cache volume name and
+# its user: GoogleCloudPlatform/gcs-fuse-csi-driver at 5fcdc04a (2026-08-21; checked 2026-11-22):
+# pkg/webhook/mutatingwebhook.go lines 49-56 (gke-gcsfuse/volumes, gke-gcsfuse/cpu-limit ...),
+# pkg/webhook/sidecar_spec.go lines 35 and 210-211 (gke-gcsfuse-cache; the sidecar runs as
+# 65534:65534), deploy/base/setup/csi_driver.yaml (gcsfuse.csi.storage.gke.io; the driver gets
+# the pod's service-account token from the CSIDriver's tokenRequests, not from the pod, so pods
+# keep automountServiceAccountToken: false, as the driver's own e2e pods do,
+# test/e2e/specs/specs.go line 253).
+FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
+FUSE_VOLUMES_ANNOTATION = "gke-gcsfuse/volumes"
+FUSE_CACHE_VOLUME = "gke-gcsfuse-cache"
+FUSE_SIDECAR_GID = 65534
+# Standard: "0" leaves the sidecar's CPU and memory limits unset, so gcsfuse may use what the
+# node has while it loads the model (Google's vLLM reference deployment, GoogleCloudPlatform/
+# accelerated-platforms platforms/gke/base/use-cases/inference-ref-arch/kubernetes-manifests/
+# online-inference-gpu/vllm/base/deployment.yaml at 9320f3b2). "You cannot use value "0" ... on
+# Autopilot clusters" (gcs-fuse-csi-driver docs/troubleshooting.md line 531), so Autopilot keeps
+# GKE's defaults (250m CPU, 256Mi; cmd/webhook/main.go lines 51-54).
+FUSE_STANDARD_SIDECAR_ANNOTATIONS = {
+    "gke-gcsfuse/cpu-limit": "0",
+    "gke-gcsfuse/memory-limit": "0",
+}
+# Mount options for loading a model that never changes once written (the same reference
+# deployment; its guide, use-cases/inferencing/cost-optimization/gcsfuse/
+# AchievingFasterPodStartup.md, measured "more than 7x less latency compared to a basic setup"):
+# metadata cached for ever, parallel downloads into the file cache, implicit directories. The
+# file cache is capped below its disk's size ("the underlying volume size must be larger than the
+# fileCacheCapacity", docs/troubleshooting.md line 671) instead of the reference's -1, because
+# here it lives on a disk of fixed size: a PersistentVolume, which the driver's docs recommend on
+# Autopilot ("For TPU families or Autopilot, we recommend using Balanced Persistent Disk",
+# docs/troubleshooting.md line 667).
+FUSE_MOUNT_OPTIONS = (
+    "metadata-cache:ttl-secs:-1",
+    "metadata-cache:stat-cache-max-size-mb:-1",
+    "metadata-cache:type-cache-max-size-mb:-1",
+    "metadata-cache:negative-ttl-secs:0",
+    "file-cache:cache-file-for-range-read:true",
+    "file-cache:enable-parallel-downloads:true",
+    "implicit-dirs",
+    "file-system:kernel-list-cache-ttl-secs:-1",
+)
+FILE_CACHE_SHARE = 0.9  # of the cache disk, leaving room for ext4's own metadata
 
 
 @dataclass(frozen=True)
@@ -139,6 +184,10 @@ def pod_security_context(w: WorkloadConfig) -> dict[str, Any]:
     if w.run_as_user is not None:
         context.update(runAsNonRoot=True, runAsUser=w.run_as_user, runAsGroup=w.run_as_user)
         context["fsGroup"] = w.run_as_user
+    elif w.model_cache is not None:
+        # The FUSE sidecar (not root) writes its file cache to the cache disk: fsGroup makes the
+        # disk group-writable and is a supplemental group of every container in the pod.
+        context["fsGroup"] = FUSE_SIDECAR_GID
     return context
 
 
@@ -173,11 +222,13 @@ def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> 
     limits: dict[str, str] = {"memory": w.memory}
     if w.gpu_count:
         limits[GPU_RESOURCE] = str(w.gpu_count)
-    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]
     if w.cache is not None:
         mounts.append({"name": "cache", "mountPath": w.cache.path})
     if w.storage is not None:
         mounts.append({"name": "data", "mountPath": w.storage.mount_path})
+    if w.model_cache is not None:
+        mounts.append({"name": "model", "mountPath": w.model_cache.mount_path, "readOnly": True})
     container: dict[str, Any] = {
         "name": w.name,
         "image": w.image,
@@ -203,7 +254,7 @@ def deployment_strategy(w: WorkloadConfig) -> dict[str, Any]:
     rollout never waits for a GPU the pool cannot add; one replica is simply recreated."""
     if w.rollout == "surge":
         return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
-    if w.replicas <= 1:
+    if w.max_replicas <= 1:
         return {"type": "Recreate"}
     return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
 
@@ -220,6 +271,51 @@ def cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
     if w.cache.storage_class:
         claim["storageClassName"] = w.cache.storage_class
     return [{"name": "cache", "ephemeral": {"volumeClaimTemplate": {"spec": claim}}}]
+
+
+def fuse_mount_options(w: WorkloadConfig) -> str:
+    """The bucket mount's options: read-mostly caching tuned for model loading, the file cache
+    capped below its disk, and only the model's folder when one is named."""
+    assert w.model_cache is not None
+    cache_mib = int(parse_memory(w.model_cache.file_cache_size) * FILE_CACHE_SHARE) // 2**20
+    options = [*FUSE_MOUNT_OPTIONS, f"file-cache:max-size-mb:{cache_mib}"]
+    if w.model_cache.path:
+        options.append(f"only-dir:{w.model_cache.path}")
+    return ",".join(options)
+
+
+def model_cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
+    """The bucket as a CSI ephemeral volume (read-only), and the disk of its file cache."""
+    if w.model_cache is None:
+        return []
+    bucket = {
+        "name": "model",
+        "csi": {
+            "driver": FUSE_DRIVER,
+            "readOnly": True,
+            "volumeAttributes": {
+                "bucketName": w.model_cache.bucket,
+                "mountOptions": fuse_mount_options(w),
+                # The pod starts without first listing the bucket (the reference deployment
+                # above); a missing grant then shows as a mount error on the pod.
+                "skipCSIBucketAccessCheck": "true",
+            },
+        },
+    }
+    claim = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": w.model_cache.file_cache_size}},
+    }
+    cache = {"name": FUSE_CACHE_VOLUME, "ephemeral": {"volumeClaimTemplate": {"spec": claim}}}
+    return [bucket, cache]
+
+
+def pod_annotations(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
+    """GKE injects the Cloud Storage FUSE sidecar only into pods that ask for it."""
+    if w.model_cache is None:
+        return {}
+    sidecar = FUSE_STANDARD_SIDECAR_ANNOTATIONS if mode == "standard" else {}
+    return {FUSE_VOLUMES_ANNOTATION: "true", **sidecar}
 
 
 def cache_env(w: WorkloadConfig) -> list[dict[str, str]]:
@@ -240,13 +336,20 @@ def pod_spec(
         "securityContext": pod_security_context(w),
         "containers": [container_spec(w, secret_name)],
         # PyTorch/NCCL use shared memory beyond the container runtime's 64 MB default.
-        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}, *cache_volumes(w)],
+        "volumes": [
+            {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+            *cache_volumes(w),
+            *model_cache_volumes(w),
+        ],
         "tolerations": tolerations(mode, w),
     }
     selector = node_selector(mode, w)
     if selector:
         spec["nodeSelector"] = selector
-    if w.replicas > 1 and w.kind != "Job":
+    if w.model_cache is not None:
+        # Its own service account, which Workload Identity lets read the bucket (ModelCacheAccess).
+        spec["serviceAccountName"] = w.name
+    if w.max_replicas > 1 and w.kind != "Job":
         # Replicas prefer different zones, so one zone's outage or stockout leaves the service
         # up; "ScheduleAnyway" never holds a pod back when only one zone has a free GPU.
         spec["topologySpreadConstraints"] = [
@@ -298,15 +401,35 @@ class GpuWorkload(pulumi.ComponentResource):
             )
             secret_name = secret.metadata.name
 
-        template = {
-            "metadata": {"labels": labels},
-            "spec": pod_spec(args.mode, w, secret_name),
-        }
+        template_metadata: dict[str, Any] = {"labels": labels}
+        if pod_annotations(args.mode, w):
+            template_metadata["annotations"] = pod_annotations(args.mode, w)
+        template = {"metadata": template_metadata, "spec": pod_spec(args.mode, w, secret_name)}
+        # An autoscaled workload leaves spec.replicas to its HorizontalPodAutoscaler: a value here
+        # would reset the count on every `pulumi up`, or fail it with a server-side apply conflict
+        # with kube-controller-manager's "scale" subresource (pulumi/pulumi-kubernetes#2491;
+        # Kubernetes: remove spec.replicas when migrating a Deployment to horizontal
+        # autoscaling). Without it the object starts at 1 and the HPA raises it to minReplicas.
+        replicas = {} if w.autoscale is not None else {"replicas": w.replicas}
+        # A model cache is read as the workload's own Kubernetes service account (Workload Identity
+        # is granted to it by name); its pods are admitted only once the account exists.
+        accounts = (
+            [
+                k8s.core.v1.ServiceAccount(
+                    f"{name}-serviceaccount",
+                    metadata=manifest(metadata),
+                    automount_service_account_token=False,
+                    opts=child,
+                )
+            ]
+            if w.model_cache is not None
+            else []
+        )
         waits = pulumi.ResourceOptions(
             parent=self,
             # Pods created before their GPUs exist sit Pending (or fail a Job's first try), and
             # destroy must delete them before the pool goes.
-            depends_on=list(args.after),
+            depends_on=[*args.after, *accounts],
             custom_timeouts=(
                 pulumi.CustomTimeouts(create=READY_TIMEOUT, update=READY_TIMEOUT)
                 if awaited(w)
@@ -320,7 +443,7 @@ class GpuWorkload(pulumi.ComponentResource):
                 metadata=manifest(metadata),
                 spec=manifest(
                     {
-                        "replicas": w.replicas,
+                        **replicas,
                         "selector": {"matchLabels": self.selector},
                         "strategy": deployment_strategy(w),
                         "template": template,
@@ -357,7 +480,7 @@ class GpuWorkload(pulumi.ComponentResource):
                 metadata=manifest(metadata),
                 spec=manifest(
                     {
-                        "replicas": w.replicas,
+                        **replicas,
                         "serviceName": headless.metadata.name,
                         "selector": {"matchLabels": self.selector},
                         "template": template,
@@ -377,7 +500,7 @@ class GpuWorkload(pulumi.ComponentResource):
                 spec=manifest({"backoffLimit": w.backoff_limit, "template": template}),
                 opts=waits,
             )
-        if w.kind != "Job" and w.replicas > 1:
+        if w.kind != "Job" and w.max_replicas > 1:
             # Node upgrades, repairs and scale-downs drain one GPU node at a time; without a
             # budget a drain may evict every replica at once (kubernetes.io/docs/tasks/run-
             # application/configure-pdb). One at a time keeps the service up.

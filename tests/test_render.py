@@ -179,6 +179,7 @@ STACK_FILES = sorted([*ROOT.glob("Pulumi.*.yaml"), *ROOT.glob("examples/Pulumi.*
 @pytest.mark.parametrize("stack_file", STACK_FILES, ids=lambda p: p.name)
 def test_every_recorded_gpu_pod_fits_the_allocatable_of_its_pools_machine(stack_file: Path) -> None:
     from components import allocatable, catalog
+    from components.config.rules import coldstart
 
     stack = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
     plan = render.render(stack, stack_file)
@@ -200,7 +201,16 @@ def test_every_recorded_gpu_pod_fits_the_allocatable_of_its_pools_machine(stack_
             accelerator["type"], accelerator["count"], node["machineType"]
         )
         assert machine is not None
-        room = allocatable.pod_allocatable(machine.vcpus, machine.memory_gb)
+        streaming = bool((node.get("gcfsConfig") or {}).get("enabled"))
+        room = allocatable.pod_allocatable(
+            machine.vcpus, machine.memory_gb, image_streaming=streaming
+        )
+        # GKE injects the Cloud Storage FUSE sidecar into annotated pods; it requests too.
+        annotations = obj["spec"]["template"]["metadata"].get("annotations") or {}
+        if annotations.get("gke-gcsfuse/volumes") == "true":
+            room -= allocatable.Resources(
+                coldstart.FUSE_SIDECAR_MILLICORES, coldstart.FUSE_SIDECAR_MEMORY_BYTES
+            )
         requests = pod["containers"][0]["resources"]["requests"]
         assert allocatable.parse_cpu(requests["cpu"]) <= room.cpu_millicores, (
             f"{stack}: a pod above its node's allocatable CPU stays Pending forever"

@@ -27,6 +27,9 @@ LOAD_BALANCER_IP = "203.0.113.10"
 CONTROL_PLANE_IP = "198.51.100.1"
 # A stand-in CA certificate (base64 of a PEM header): real value comes from GKE at create time.
 CLUSTER_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1PQ0stQ0EKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
+# A stand-in project number: Google Cloud project numbers are 12 digits (the "123456789012" of
+# Google's own examples); Workload Identity principals name the project by number.
+PROJECT_NUMBER = "123456789012"
 
 
 @dataclass
@@ -146,10 +149,20 @@ class CloudMocks(pulumi.runtime.Mocks):
             return f"{_namespace(inputs)}/{metadata['name']}", state
         return f"{name}-id", dict(inputs)
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
+        # The mock monitor iterates the second element as check failures (pulumi
+        # runtime/mocks.py MockMonitor.Invoke), so "no failures" is an empty list, never None.
         if args.token == "gcp:organizations/getClientConfig:getClientConfig":
-            return {"project": "mock-project", "accessToken": "mock-token"}, None
-        return {}, None
+            return {"project": "mock-project", "accessToken": "mock-token"}, []
+        if args.token == "gcp:organizations/getProject:getProject":
+            project = args.args.get("projectId", "mock-project")
+            return {
+                "projectId": project,
+                "number": PROJECT_NUMBER,
+                "name": project,
+                "id": f"projects/{project}",
+            }, []
+        return {}, []
 
 
 COMPUTED_KEYS = {

@@ -9,7 +9,7 @@ from components import allocatable, catalog
 from components.allocatable import Resources
 from components.catalog import prices
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
-from components.config.rules import fit
+from components.config.rules import coldstart, fit
 from components.nodepool import gke_pool_name
 from tools import cost as costs
 from tools.engine import Recording
@@ -71,6 +71,10 @@ def cluster_lines(config: StackConfig) -> list[str]:
             f"            node auto-provisioning for ComputeClasses, at most: {limits} "
             "(memory in GB; counts every node in the cluster)"
         )
+    lines.append(
+        "            GPU metrics: GKE's DCGM package through Managed Service for Prometheus "
+        "(Cloud Monitoring, e.g. prometheus.googleapis.com/DCGM_FI_DEV_GPU_UTIL/gauge)"
+    )
     return lines
 
 
@@ -109,11 +113,22 @@ def pool_lines(pool: NodePoolConfig) -> list[str]:
         f"{costs.money((rate * pool.min_nodes).configured)}, max "
         f"{costs.money((rate * pool.max_nodes).configured)}"
     )
+    fast = [
+        *(["image streaming on"] if pool.image_streaming else []),
+        *(
+            [f"images preloaded from secondary boot disk {pool.secondary_boot_disk}"]
+            if pool.secondary_boot_disk
+            else []
+        ),
+    ]
+    if fast:
+        lines.append(f"            {'; '.join(fast)}")
     if machine is not None:
         node = allocatable.node_allocatable(
             machine.vcpus,
             machine.memory_gb,
             os_image="ubuntu" if pool.image_type.startswith("UBUNTU") else "cos",
+            image_streaming=pool.image_streaming,
         )
         lines.append(
             f"            each node: {_resources(node)} allocatable, "
@@ -123,9 +138,12 @@ def pool_lines(pool: NodePoolConfig) -> list[str]:
 
 
 def _model(w: WorkloadConfig) -> str | None:
+    """The model the server serves: its served name when set (a model read from a mounted
+    bucket keeps its Hugging Face name there), else its --model."""
     args = list(w.args)
-    if "--model" in args[:-1]:
-        return args[args.index("--model") + 1]
+    for flag in ("--served-model-name", "--model"):
+        if flag in args[:-1]:
+            return args[args.index(flag) + 1]
     return None
 
 
@@ -134,7 +152,7 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     lines = [f"  workload  {w.name} ({w.kind}, {w.image}){where}"]
     requests = Resources(allocatable.parse_cpu(w.cpu), allocatable.parse_memory(w.memory))
     gpus = f"{w.gpu_count} x {w.gpu_type or 'GPU'} per pod"
-    pods = 1 if w.kind == "Job" else w.replicas
+    pods = 1 if w.kind == "Job" else w.max_replicas
     pool = w.node_pool
     machine = _machine(pool) if pool else None
     if pool is not None and machine is not None:
@@ -182,7 +200,7 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             surge
             if w.rollout == "surge"
             else "one pod replaced at a time (no spare GPU to surge into)"
-            if w.replicas > 1
+            if w.max_replicas > 1
             else "the pod is recreated (its GPU is needed by the new one)"
         )
         lines.append(f"            rollout: {rollout}")
@@ -200,6 +218,13 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         )
         for n, (label, rate) in enumerate(costs.fallback_rates(w), 1):
             lines.append(f"              {n}. {label}: {costs.money(rate.configured)} per node")
+    if w.autoscale is not None:
+        scale = w.autoscale
+        lines.append(
+            f"            replicas {scale.min_replicas}-{scale.max_replicas} by {scale.metric} "
+            f"(HPA target {scale.target} per pod; Managed Service for Prometheus scrapes "
+            "/metrics, the custom metrics adapter serves it)"
+        )
     if w.expose is not None:
         ranges = ", ".join(w.expose.source_ranges) or "anywhere"
         if w.expose.type == "LoadBalancer":
@@ -243,6 +268,75 @@ def cost_lines(config: StackConfig) -> list[str]:
     return lines
 
 
+# Figures the cold-start lines may print, each with its source; where Google documents no figure
+# the lines say what applies and print none.
+FUSE_TUNED_SPEEDUP = (
+    "more than 7x less pod startup latency than an untuned Cloud Storage FUSE mount, for "
+    "Llama-3.3-70B on vLLM (GoogleCloudPlatform/accelerated-platforms use-cases/inferencing/"
+    "cost-optimization/gcsfuse/AchievingFasterPodStartup.md)"
+)
+NODE_BOOT = (
+    "node boot and GPU driver set-up (no figure printed: none found in Google's docs; a "
+    "secondary boot disk does not add to it, GKE's secondary boot disk page)"
+)
+
+
+def _from_zero(config: StackConfig, w: WorkloadConfig) -> str | None:
+    """How a pod of the workload may have to wait for a new node, or None when one is warm."""
+    pool = w.node_pool
+    if config.cluster.mode == "autopilot":
+        return "Autopilot creates a node for each new pod"
+    if pool is not None and pool.min_nodes == 0:
+        return f"pool {pool.name} scales from zero (minNodes 0)"
+    if pool is not None and w.max_replicas > pool.min_nodes * fit.slots_per_node(pool):
+        return (
+            f"replicas beyond pool {pool.name}'s {pool.min_nodes} warm node(s) wait for a new one"
+        )
+    return None
+
+
+def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
+    """For each scale-from-zero path: which accelerations apply and what stays slow."""
+    if w.kind == "Job" or config.cluster.mode == "existing":
+        return []
+    path = _from_zero(config, w)
+    pool = w.node_pool
+    if path is None:
+        assert pool is not None
+        return [
+            f"            cold start: none at this scale, {pool.min_nodes} warm node(s) "
+            f"(minNodes) hold the pods"
+        ]
+    autopilot = config.cluster.mode == "autopilot"
+    registry = coldstart.registry_host(w.image)
+    eligible = coldstart.in_artifact_registry(w.image)
+    if pool is not None and pool.secondary_boot_disk:
+        image = f"preloaded from secondary boot disk {pool.secondary_boot_disk}"
+    elif (autopilot or (pool is not None and pool.image_streaming)) and eligible:
+        image = "streamed (image streaming, Artifact Registry image)"
+    elif autopilot or (pool is not None and pool.image_streaming):
+        image = f"pulled whole from {registry} (image streaming streams only Artifact Registry)"
+    else:
+        image = f"pulled whole from {registry} (no image streaming, no preloaded disk)"
+    model = _model(w)
+    if w.model_cache is not None:
+        where = f"gs://{w.model_cache.bucket}/{w.model_cache.path or ''}".rstrip("/")
+        weights = (
+            f"read from {where} (Cloud Storage FUSE, parallel downloads): {FUSE_TUNED_SPEEDUP}"
+        )
+    elif model is not None and not model.startswith("/"):
+        target = w.cache.path if w.cache else "the container's filesystem"
+        weights = f"downloaded from Hugging Face into {target} on every new pod (no modelCache)"
+    else:
+        weights = "whatever the image loads at start (no modelCache)"
+    return [
+        f"            cold start: {path}",
+        f"              image: {image}",
+        f"              weights: {weights}",
+        f"              still slow: {NODE_BOOT}; loading the weights into GPU memory",
+    ]
+
+
 def outputs_lines(outputs: dict[str, dict[str, Any]]) -> list[str]:
     lines = ["  outputs   (values marked * are computed by the cloud at `pulumi up`)"]
     for name, entry in outputs.items():
@@ -259,7 +353,9 @@ def summary(
         lines += pool_lines(pool)
     for w in config.workloads:
         lines += workload_lines(config, w)
+        lines += cold_start_lines(config, w)
     lines += cost_lines(config)
+    lines += [f"  advisory  {advisory}" for advisory in config.advisories]
     lines += outputs_lines(outputs)
     lines.append(f"  {len(recording.resources)} resources")
     return "\n".join(lines)

@@ -16,7 +16,15 @@ from components.config.model import (
     StackConfig,
 )
 from components.config.parse import Context, Problems, parse, parse_list
-from components.config.rules import capacity_sources, drivers, fit, names, pools, workloads
+from components.config.rules import (
+    capacity_sources,
+    coldstart,
+    drivers,
+    fit,
+    names,
+    pools,
+    workloads,
+)
 from components.config.rules import cluster as cluster_rules
 from components.config.schema import MODES, ClusterSpec, Mode, NodePoolSpec, WorkloadSpec
 from components.config.source import KNOWN_KEYS
@@ -148,17 +156,19 @@ def load(
         name = spec.name or names.pool_name(spec.gpu.type or "gpu", given | pool_names)
         problems += names.taken(f"nodePools[{i}]", name, pool_names)
         pool_problems, machines = pools.pool_problems(i, spec, location, region)
-        channel = cluster.release_channel if cluster else None
+        channel = cluster.release_channel if cluster is not None else None
         pool_problems += capacity_sources.pool_problems(
             i, spec, machines, location, region, channel
         )
+        pool_problems += coldstart.pool_problems(i, spec, channel)
         machines = capacity_sources.sold_as_wanted(spec, machines)
         problems += pool_problems
         if pool_problems and spec.gpu.type is not None:
             broken_pool_gpus.add(spec.gpu.type)
         if not pool_problems and machines and spec.gpu.type and name not in candidates:
             pool = pools.resolve_pool(spec, name, machine_type="")  # machine chosen below
-            resolved.append(dataclasses.replace(pool, **capacity_sources.pool_extras(spec)))
+            extras = {**capacity_sources.pool_extras(spec), **coldstart.pool_settings(spec)}
+            resolved.append(dataclasses.replace(pool, **extras))
             candidates[name] = (i, machines, spec.machine_type is not None)
     all_fallback = bool(workload_specs) and all(w.fallback for _, w in workload_specs)
     if mode == "standard" and not raw.get("nodePools") and not problems.items and not all_fallback:
@@ -178,6 +188,7 @@ def load(
         )
         problems += w_problems
         problems += drivers.workload_problems(i, w, mode)
+        problems += coldstart.workload_problems(i, w, mode)
         if existing:
             problems += workloads.existing_workload_problems(i, w, device_plugin)
         placed.append((i, w, pool))
@@ -210,14 +221,17 @@ def load(
         capacity_problems, capacity = capacity_sources.workload_problems(i, w, mode, requests)
         problems += capacity_problems
         resolved_workloads.append(
-            workloads.resolve_workload(
-                w,
-                final[p.name] if p else None,
-                workloads.secret_env_values(i, w, ctx),
-                fit.rollout(mode or "autopilot", w, i, p, pool_fit, on_pool),
-                requests,
-                drivers.autopilot_selector(w, mode),
-                existing,
+            dataclasses.replace(
+                workloads.resolve_workload(
+                    w,
+                    final[p.name] if p else None,
+                    workloads.secret_env_values(i, w, ctx),
+                    fit.rollout(mode or "autopilot", w, i, p, pool_fit, on_pool),
+                    requests,
+                    drivers.autopilot_selector(w, mode),
+                    existing,
+                ),
+                **coldstart.workload_settings(w),
             )
         )
         if capacity:  # its pods select the workload's ComputeClass (components/compute_class.py)
@@ -260,4 +274,5 @@ def load(
         node_pools=node_pools,
         workloads=tuple(resolved_workloads),
         secrets=tuple(sorted({key for w in resolved_workloads for _, key in w.secret_env})),
+        advisories=tuple(coldstart.advisories(tuple(resolved_workloads))),
     )

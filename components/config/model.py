@@ -144,6 +144,10 @@ class NodePoolConfig:
     placement: Literal["compact"] | None = None
     flex_start: bool = False
     """Flex-start (Dynamic Workload Scheduler) nodes: provisioned when capacity frees up."""
+    image_streaming: bool = False
+    """GKE image streaming (gcfs_config) on the pool's nodes (rules/coldstart.py)."""
+    secondary_boot_disk: str | None = None
+    """A disk image of preloaded container images, attached in CONTAINER_IMAGE_CACHE mode."""
 
     @property
     def shared(self) -> bool:
@@ -174,6 +178,31 @@ class Cache:
     size: str
     path: str
     storage_class: str | None
+
+
+@dataclass(frozen=True)
+class ModelCache:
+    """Model weights read from a Cloud Storage bucket through the Cloud Storage FUSE CSI driver,
+    as the workload's own Kubernetes service account (Workload Identity Federation for GKE)."""
+
+    bucket: str
+    path: str | None
+    """The folder in the bucket holding the model (the mount's only-dir); None: the bucket."""
+    mount_path: str
+    file_cache_size: str
+    """A per-pod disk for Cloud Storage FUSE's file cache (the sidecar's gke-gcsfuse-cache)."""
+
+
+@dataclass(frozen=True)
+class Autoscale:
+    """A HorizontalPodAutoscaler on a server metric (Managed Service for Prometheus)."""
+
+    min_replicas: int
+    max_replicas: int
+    metric: str
+    """The Prometheus gauge the server exports at /metrics, e.g. vllm:num_requests_waiting."""
+    target: int
+    """Average value per pod above which the HPA adds replicas."""
 
 
 @dataclass(frozen=True)
@@ -221,6 +250,13 @@ class WorkloadConfig:
     """With `fallback`: its ComputeClass priorities, the workload's own choice first."""
     compute_class: str | None = None
     """With `fallback`: the name of its ComputeClass (the pods select it)."""
+    model_cache: ModelCache | None = None
+    autoscale: Autoscale | None = None
+
+    @property
+    def max_replicas(self) -> int:
+        """Replicas at the most: the HPA's maxReplicas when autoscaled (capacity, rollouts)."""
+        return self.autoscale.max_replicas if self.autoscale else self.replicas
 
 
 @dataclass(frozen=True)
@@ -236,6 +272,9 @@ class StackConfig:
     workloads: tuple[WorkloadConfig, ...]
     secrets: tuple[str, ...] = field(default=())
     """Config keys (namespace gke-gpu) that hold secrets the workloads read."""
+    advisories: tuple[str, ...] = field(default=())
+    """Settings that work but do not do what they promise (e.g. image streaming of an image
+    outside Artifact Registry): shown by `pulumi up` (a warning) and the offline plan."""
 
     @property
     def exposed(self) -> tuple[WorkloadConfig, ...]:

@@ -133,6 +133,9 @@ class NodePoolSpec(Model):
     reservation: Reservation | None = None
     placement: Literal["compact"] | None = None
     flex_start: bool = False
+    # Cold start (rules/coldstart.py): GKE image streaming; a disk image of preloaded images.
+    image_streaming: bool | None = None  # derived: on with secondaryBootDisk
+    secondary_boot_disk: Annotated[str, StringConstraints(max_length=1024)] | None = None
 
 
 class ProbeSpec(Model):
@@ -151,6 +154,24 @@ class CacheSpec(Model):
     size: MemoryQuantity = "30Gi"
     path: AbsolutePath = "/cache"
     storage_class: K8sName | None = None
+
+
+class ModelCacheSpec(Model):
+    """Model weights read from a Cloud Storage bucket (FUSE CSI driver), checked in coldstart.py."""
+
+    bucket: Annotated[str, StringConstraints(max_length=222)]
+    path: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    mount_path: AbsolutePath = "/models"
+    file_cache_size: MemoryQuantity = "30Gi"
+
+
+class AutoscaleSpec(Model):
+    """An HPA on a server metric scraped by Managed Service for Prometheus (coldstart.py)."""
+
+    min_replicas: Annotated[int, Field(ge=1, le=1000)] = 1
+    max_replicas: Annotated[int, Field(ge=1, le=1000)]
+    metric: Annotated[str, StringConstraints(max_length=200)] | None = None
+    target: Annotated[int, Field(ge=1, le=1_000_000)] = 10
 
 
 class ExposeSpec(Model):
@@ -182,6 +203,8 @@ class WorkloadSpec(Model):
     wait_for_completion: bool = False
     rollout: Rollout = "auto"
     fallback: Annotated[list[FallbackSpec], Field(max_length=10)] = []
+    model_cache: ModelCacheSpec | None = None
+    autoscale: AutoscaleSpec | None = None
 
 
 def aliases(model: type[Model]) -> list[str]:

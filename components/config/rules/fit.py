@@ -19,6 +19,7 @@ from typing import Literal
 from components import allocatable, catalog
 from components.allocatable import Resources
 from components.config.model import NodePoolConfig
+from components.config.rules.coldstart import FUSE_SIDECAR_MEMORY_BYTES, FUSE_SIDECAR_MILLICORES
 from components.config.schema import Mode, WorkloadSpec
 
 # Instances of one MIG profile an NVIDIA A100/H100/H200/B200 can hold: 7 of 1g, 3 of 2g, 2 of 3g,
@@ -42,8 +43,19 @@ def slots_per_node(pool: NodePoolConfig) -> int:
 
 
 def pods(w: WorkloadSpec) -> int:
-    """Pods of the workload at its maximum: replicas, or one pod at a time for a Job."""
-    return 1 if w.kind == "Job" else w.replicas
+    """Pods of the workload at its maximum: replicas (the HPA's maxReplicas when autoscaled),
+    or one pod at a time for a Job."""
+    if w.kind == "Job":
+        return 1
+    return w.autoscale.max_replicas if w.autoscale is not None else w.replicas
+
+
+def sidecar(w: WorkloadSpec) -> Resources:
+    """What GKE injects next to each pod of the workload: the Cloud Storage FUSE sidecar's
+    requests when it reads a model cache (rules/coldstart.py has the source), else nothing."""
+    if w.model_cache is None:
+        return Resources(0, 0)
+    return Resources(FUSE_SIDECAR_MILLICORES, FUSE_SIDECAR_MEMORY_BYTES)
 
 
 def pod_room(pool: NodePoolConfig, machine: catalog.MachineType) -> Resources:
@@ -53,6 +65,8 @@ def pod_room(pool: NodePoolConfig, machine: catalog.MachineType) -> Resources:
         machine.memory_gb,
         Resources(*pool.system_overhead),
         os_image="ubuntu" if pool.image_type.startswith("UBUNTU") else "cos",
+        # Image streaming makes GKE reserve more memory on each node (allocatable.py, GKE_CA).
+        image_streaming=pool.image_streaming,
     )
 
 
@@ -103,15 +117,18 @@ def _fit(
     result = PoolFit(machine, room)
     for i, w in placed:
         gpus = 1 if pool.shared else w.gpu.count
-        share = allocatable.default_requests(room, slots, gpus)
+        by_gpu = slots // gpus
+        # Each pod's sidecar (model cache) comes out of the node before the pods' shares.
+        extra = sidecar(w)
+        left = room - Resources(extra.cpu_millicores * by_gpu, extra.memory_bytes * by_gpu)
+        share = allocatable.default_requests(left, slots, gpus)
         wanted = _requests(w, share)
         result.requests[i] = wanted
         if floor and not pool.shared and not _at_least(w, wanted, gpus):
             result.per_node[i] = 0
             continue
-        by_gpu = slots // gpus
-        by_cpu = room.cpu_millicores // max(wanted.cpu_millicores, 1)
-        by_memory = room.memory_bytes // max(wanted.memory_bytes, 1)
+        by_cpu = room.cpu_millicores // max(wanted.cpu_millicores + extra.cpu_millicores, 1)
+        by_memory = room.memory_bytes // max(wanted.memory_bytes + extra.memory_bytes, 1)
         result.per_node[i] = min(by_gpu, by_cpu, by_memory)
     return result
 
@@ -150,6 +167,7 @@ def choose_machine(
     )
     for i, w in placed:
         wanted, room = largest.requests[i], largest.room
+        room = room - sidecar(w)  # a model cache's FUSE sidecar shares the node
         for key, need, have, show in (
             ("cpu", wanted.cpu_millicores, room.cpu_millicores, _cores),
             ("memory", wanted.memory_bytes, room.memory_bytes, _gib),

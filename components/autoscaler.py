@@ -1,0 +1,100 @@
+"""Autoscaler: a workload's replicas follow its server's queue (HPA on a Prometheus metric)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.config import WorkloadConfig
+from components.manifest import manifest
+from components.workload import selector_labels, workload_labels
+
+# Managed Service for Prometheus scrapes pods a PodMonitoring selects (monitoring.googleapis.com/v1;
+# CRD: GoogleCloudPlatform/prometheus-engine charts/operator/crds/
+# monitoring.googleapis.com_podmonitorings.yaml, vendored in tools/crds). vLLM serves /metrics on
+# its API port; every 15 s as Google's vLLM PodMonitoring does (GoogleCloudPlatform/
+# accelerated-platforms use-cases/inferencing/serving/vllm/metrics/manifests/pod-monitoring.yaml
+# at 9320f3b2). The port is named: GpuWorkload names the container port "http".
+METRICS_PATH = "/metrics"
+SCRAPE_INTERVAL = "15s"
+METRICS_PORT = "http"
+
+
+def external_metric_name(metric: str) -> str:
+    """How the Custom Metrics Stackdriver Adapter names a Managed Prometheus gauge for an HPA:
+    prometheus.googleapis.com|vllm:num_requests_waiting|gauge (accelerated-platforms
+    use-cases/inferencing/serving/vllm/autoscaling/manifests/hpa-vllm-openai-queue-size.yaml at
+    9320f3b2). Only gauges: GKE's custom-metrics tutorial requires "The Prometheus metric must be
+    of type Gauge"."""
+    return f"prometheus.googleapis.com|{metric}|gauge"
+
+
+def pod_monitoring_spec(w: WorkloadConfig) -> dict[str, Any]:
+    return {
+        "selector": {"matchLabels": selector_labels(w.name)},
+        "endpoints": [{"port": METRICS_PORT, "path": METRICS_PATH, "interval": SCRAPE_INTERVAL}],
+    }
+
+
+def hpa_spec(w: WorkloadConfig) -> dict[str, Any]:
+    """autoscaling/v2: the average of the metric over the workload's pods, against the target."""
+    assert w.autoscale is not None
+    scale = w.autoscale
+    return {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": w.kind, "name": w.name},
+        "minReplicas": scale.min_replicas,
+        "maxReplicas": scale.max_replicas,
+        "metrics": [
+            {
+                "type": "Pods",
+                "pods": {
+                    "metric": {"name": external_metric_name(scale.metric)},
+                    "target": {"type": "AverageValue", "averageValue": str(scale.target)},
+                },
+            }
+        ],
+    }
+
+
+@dataclass(frozen=True)
+class AutoscalerArgs:
+    namespace: pulumi.Input[str]
+    workload: WorkloadConfig
+    after: Sequence[pulumi.Resource] = ()
+    """The metrics adapter's API registrations, which the HPA reads its metric through."""
+
+
+class Autoscaler(pulumi.ComponentResource):
+    """A PodMonitoring that scrapes the workload's server metric and an HPA that scales on it."""
+
+    name: pulumi.Output[str]
+    """The HorizontalPodAutoscaler's name."""
+
+    def __init__(
+        self, name: str, args: AutoscalerArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gke-gpu:index:Autoscaler", name, None, opts)
+        w = args.workload
+        if w.autoscale is None:
+            raise ValueError("AutoscalerArgs.workload has no autoscale settings")
+        metadata = {"name": w.name, "namespace": args.namespace, "labels": workload_labels(w.name)}
+        k8s.apiextensions.CustomResource(
+            f"{name}-podmonitoring",
+            api_version="monitoring.googleapis.com/v1",
+            kind="PodMonitoring",
+            metadata=manifest(metadata),
+            spec=manifest(pod_monitoring_spec(w)),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        hpa = k8s.autoscaling.v2.HorizontalPodAutoscaler(
+            f"{name}-hpa",
+            metadata=manifest(metadata),
+            spec=manifest(hpa_spec(w)),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
+        )
+        self.name = hpa.metadata.name
+        self.register_outputs({"name": self.name})

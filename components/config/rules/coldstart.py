@@ -1,0 +1,344 @@
+"""Cold-start rules: image streaming, secondary boot disks, the model cache and autoscaling.
+
+A GPU service that scales from zero waits for a node, an image pull and a model download; each
+key here removes one of those waits, and each has conditions GKE documents. A condition that
+would make the setting fail is a problem (nothing is created); one under which the setting
+works but does not help (an image image streaming cannot stream) is an advisory.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from components import allocatable
+from components.config.model import Autoscale, ModelCache, NodePoolConfig, WorkloadConfig
+from components.config.schema import Mode, NodePoolSpec, WorkloadSpec
+
+# --- image streaming ----------------------------------------------------------------------------
+# GKE's "Use Image streaming to pull container images" (cloud.google.com/kubernetes-engine/docs/
+# how-to/image-streaming; the zh-cn edition read in full, the English edition's opening only;
+# checked 2026-11-22), Requirements: the Container File System API is enabled; nodes use
+# Container-Optimized OS with containerd ("Autopilot nodes always use this node image"); images
+# are stored in Artifact Registry standard or remote repositories (the zh-cn edition adds public
+# registries on Docker Hub); a custom node service account needs
+# roles/serviceusage.serviceUsageConsumer in the project holding the images (GkeCluster grants it
+# in the cluster's project). Limitations: ineligible images are downloaded as before, not
+# streamed, so an image elsewhere is an advisory, never a failure. Autopilot: "Autopilot
+# clusters automatically use Image streaming to pull eligible images" (same page; the older
+# English edition: new Autopilot clusters from GKE 1.25.5-gke.1000).
+STREAMING_IMAGE_TYPE = "COS_CONTAINERD"
+# Artifact Registry Docker repositories: LOCATION-docker.pkg.dev/PROJECT/REPOSITORY/IMAGE
+# (cloud.google.com/artifact-registry/docs/container-concepts, "docker push
+# us-west1-docker.pkg.dev/PROJECT/quickstart-docker-repo/quickstart-image:tag1").
+ARTIFACT_REGISTRY_HOST = r"[a-z0-9]+(?:-[a-z0-9]+)*-docker\.pkg\.dev"
+# An image without a registry host is Docker Hub's (distribution/reference normalize.go).
+DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io", "registry-1.docker.io")
+
+# --- secondary boot disks -----------------------------------------------------------------------
+# GKE's "Use secondary boot disks to preload data or container images" (cloud.google.com/
+# kubernetes-engine/docs/how-to/data-container-image-preloading, zh-cn editions; checked
+# 2026-11-22), Requirements: Container-Optimized OS with containerd from 1.30.1-gke.1329000 in
+# Standard and Autopilot (the newest edition also lists Ubuntu from 1.35.0-gke.1403000, but it
+# keeps requirement 3, "enable Image streaming to use the secondary boot disk feature", and image
+# streaming is COS only, so COS is required here); "when you modify the disk image you must
+# create a new node pool" (secondary_boot_disks is ForceNew, components/nodepool.py). Google's
+# own Terraform sample sets gcfs_config { enabled = true } beside CONTAINER_IMAGE_CACHE
+# (terraform-google-modules/terraform-docs-samples gke/standard/zonal/secondary-boot-disk/main.tf
+# at f5229f30); no cluster-level setting is needed for a disk image in the cluster's project.
+SECONDARY_BOOT_DISK_MIN_VERSION = "1.30.1-gke.1329000"
+# The default GKE version for new clusters per release channel (a new cluster starts there):
+# REGULAR 1.35.8-gke.1036000 (GKE release notes, September 17, 2026; components/pins.py);
+# STABLE 1.34.6-gke.1307000 (GKE Stable channel release notes feed, May 27, 2026); RAPID gets
+# every version before REGULAR does, so REGULAR's default is a lower bound for it.
+CHANNEL_DEFAULT_VERSION = {
+    "RAPID": "1.35.8-gke.1036000",
+    "REGULAR": "1.35.8-gke.1036000",
+    "STABLE": "1.34.6-gke.1307000",
+}
+# Compute Engine image names: RFC 1035 labels of at most 63 characters; GKE takes
+# global/images/NAME (same project) or projects/PROJECT/global/images/NAME (GKE's page above,
+# "--secondary-boot-disk=disk-image=global/images/DISK_IMAGE_NAME").
+DISK_IMAGE = (
+    r"(?:projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/)?global/images/[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
+)
+
+# --- model cache --------------------------------------------------------------------------------
+# Bucket names: 3-63 characters of lowercase letters, digits, '-', '_' and '.', starting and
+# ending with a letter or digit; with dots up to 222, each dot-separated part at most 63; not
+# starting with "goog" (cloud.google.com/storage/docs/buckets#naming).
+BUCKET = r"[a-z0-9](?:[-_.a-z0-9]{1,220})[a-z0-9]"
+# The folder becomes the mount option only-dir:<path> inside a comma-separated mountOptions list,
+# so a comma would split it into a bogus option.
+BUCKET_PATH = r"[A-Za-z0-9_.=@+-]+(?:/[A-Za-z0-9_.=@+-]+)*"
+# What the Cloud Storage FUSE sidecar requests next to each pod: GKE's webhook defaults
+# (GoogleCloudPlatform/gcs-fuse-csi-driver cmd/webhook/main.go lines 51-55 at 5fcdc04a: CPU request
+# 250m, memory request 256Mi; "0" limits keep these requests, pkg/webhook/config.go
+# populateResource). The capacity checks (rules/fit.py) count them on every pod with a cache.
+FUSE_SIDECAR_MILLICORES = 250
+FUSE_SIDECAR_MEMORY_BYTES = 256 * 2**20
+
+# --- autoscaling --------------------------------------------------------------------------------
+# Google's LLM inference autoscaling guide recommends the server's queue size ("the number of
+# requests waiting to be processed ... maximize throughput and minimize cost within a target
+# latency threshold"; cloud.google.com/kubernetes-engine/docs/best-practices/machine-learning/
+# inference/autoscaling); vLLM exports it as the gauge vllm:num_requests_waiting (vllm
+# vllm/v1/metrics/loggers.py). Target 10 waiting requests per pod is Google's reference value
+# (GoogleCloudPlatform/accelerated-platforms use-cases/inferencing/serving/vllm/autoscaling/
+# manifests/hpa-vllm-openai-queue-size.yaml at 9320f3b2: averageValue 10).
+VLLM_QUEUE_METRIC = "vllm:num_requests_waiting"
+# Prometheus metric names (prometheus.io/docs/concepts/data_model): [a-zA-Z_:][a-zA-Z0-9_:]*.
+METRIC_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+
+
+def _fullmatch(pattern: str, value: str) -> bool:
+    return re.fullmatch(pattern, value, flags=re.ASCII) is not None
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """1.30.1-gke.1329000 -> (1, 30, 1, 1329000): GKE versions compare part by part."""
+    return tuple(int(part) for part in re.findall(r"\d+", text))
+
+
+def serves_vllm(image: str) -> bool:
+    """vLLM's OpenAI server image (the default workload's, or a mirror of it), which takes
+    `--model` and exports vLLM's metrics."""
+    repository = image.split("@")[0].rsplit("/", 1)[-1].split(":")[0]
+    return repository == "vllm-openai"
+
+
+def registry_host(image: str) -> str:
+    """The registry an image is pulled from; Docker Hub for a reference without a host."""
+    first, _, rest = image.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return first
+    return "docker.io"
+
+
+def in_artifact_registry(image: str) -> bool:
+    return _fullmatch(ARTIFACT_REGISTRY_HOST, registry_host(image))
+
+
+# --- node pools ---------------------------------------------------------------------------------
+
+
+def image_streaming(spec: NodePoolSpec) -> bool:
+    """On when set, and on by default with a secondary boot disk (which needs it)."""
+    if spec.image_streaming is not None:
+        return spec.image_streaming
+    return spec.secondary_boot_disk is not None
+
+
+def pool_settings(spec: NodePoolSpec) -> dict[str, Any]:
+    """The resolved cold-start fields of a NodePoolConfig."""
+    return {
+        "image_streaming": image_streaming(spec),
+        "secondary_boot_disk": spec.secondary_boot_disk,
+    }
+
+
+def pool_problems(i: int, spec: NodePoolSpec, release_channel: str | None) -> list[str]:
+    path = f"nodePools[{i}]"
+    problems = []
+    disk = spec.secondary_boot_disk
+    if image_streaming(spec) and spec.image_type != STREAMING_IMAGE_TYPE:
+        key = "imageStreaming" if spec.image_streaming else "secondaryBootDisk"
+        problems.append(
+            f"{path}.{key}: GKE streams images (and reads preloaded ones) only on "
+            f"{STREAMING_IMAGE_TYPE} nodes, and imageType is {spec.image_type}. Set imageType: "
+            f"{STREAMING_IMAGE_TYPE}, or remove {key}."
+        )
+    if disk is None:
+        return problems
+    if not _fullmatch(DISK_IMAGE, disk):
+        problems.append(
+            f"{path}.secondaryBootDisk: {disk!r} is not a Compute Engine disk image. Use "
+            "global/images/NAME (this project) or projects/PROJECT/global/images/NAME, the image "
+            "Google's gke-disk-image-builder created (README, 'Preloaded images')."
+        )
+    if spec.image_streaming is False:
+        problems.append(
+            f"{path}.imageStreaming: false, but a secondary boot disk in container-image-cache "
+            "mode works only with image streaming on (GKE's secondary boot disk requirements). "
+            "Remove imageStreaming (it defaults to on with secondaryBootDisk)."
+        )
+    problems += version_problems(f"{path}.secondaryBootDisk", release_channel)
+    return problems
+
+
+def version_problems(path: str, release_channel: str | None) -> list[str]:
+    """A channel whose new clusters start below GKE's minimum for secondary boot disks."""
+    default = CHANNEL_DEFAULT_VERSION.get(release_channel or "")
+    if default is None or _version(default) >= _version(SECONDARY_BOOT_DISK_MIN_VERSION):
+        return []
+    return [
+        f"{path}: secondary boot disks need GKE {SECONDARY_BOOT_DISK_MIN_VERSION} or later, and "
+        f"new clusters on the {release_channel} channel start at {default}. Use a newer "
+        "cluster.releaseChannel, or remove secondaryBootDisk."
+    ]
+
+
+# --- workloads ----------------------------------------------------------------------------------
+
+
+def workload_problems(i: int, w: WorkloadSpec, mode: Mode | None) -> list[str]:
+    path = f"workloads[{i}]"
+    problems: list[str] = []
+    cache, scale = w.model_cache, w.autoscale
+    if mode == "existing":
+        for key, value in (("modelCache", cache), ("autoscale", scale)):
+            if value is not None:
+                problems.append(
+                    f"{path}.{key}: needs GKE (the Cloud Storage FUSE CSI driver and Workload "
+                    "Identity for modelCache; Managed Service for Prometheus for autoscale), and "
+                    "this cluster is an existing one. Remove it."
+                )
+        return problems
+    if cache is not None:
+        if (
+            not _fullmatch(BUCKET, cache.bucket)
+            or cache.bucket.startswith("goog")
+            or any(len(part) > 63 for part in cache.bucket.split("."))
+        ):
+            problems.append(
+                f"{path}.modelCache.bucket: {cache.bucket!r} is not a Cloud Storage bucket name: "
+                "use 3-63 lowercase letters, digits, '-', '_' and '.', starting and ending with a "
+                "letter or digit (the bucket name alone, without gs://)."
+            )
+        if cache.path is not None and (
+            not _fullmatch(BUCKET_PATH, cache.path) or ".." in cache.path.split("/")
+        ):
+            problems.append(
+                f"{path}.modelCache.path: {cache.path!r} is not a folder in the bucket: use a "
+                "relative path such as 'Qwen/Qwen2.5-0.5B-Instruct' (no leading '/', no '..', "
+                "no commas)."
+            )
+        if allocatable.parse_memory(cache.file_cache_size) < 2**30:
+            problems.append(
+                f"{path}.modelCache.fileCacheSize: {cache.file_cache_size!r} is too small for "
+                "model weights: give the file cache at least 1Gi, more than the model's size "
+                "(e.g. '30Gi')."
+            )
+        taken = {"/dev/shm": "the shared-memory volume"}
+        if w.cache is not None:
+            taken[w.cache.path] = "cache.path"
+        if w.storage is not None:
+            taken[w.storage.mount_path] = "storage.mountPath"
+        if cache.mount_path.rstrip("/") in taken:
+            problems.append(
+                f"{path}.modelCache.mountPath: {cache.mount_path} is already used by "
+                f"{taken[cache.mount_path.rstrip('/')]}. Choose another path, e.g. /models."
+            )
+    if scale is None:
+        return problems
+    if w.kind == "Job":
+        problems.append(
+            f"{path}.autoscale: a Job runs to completion; only a Deployment or StatefulSet "
+            "scales with load. Remove autoscale."
+        )
+    if "replicas" in w.model_fields_set:
+        problems.append(
+            f"{path}.replicas: the HorizontalPodAutoscaler sets the replica count between "
+            "autoscale.minReplicas and maxReplicas, and a fixed count would fight it on every "
+            "`pulumi up`. Remove replicas."
+        )
+    if scale.min_replicas > scale.max_replicas:
+        problems.append(
+            f"{path}.autoscale.minReplicas: {scale.min_replicas} is more than maxReplicas "
+            f"({scale.max_replicas}). Lower minReplicas or raise maxReplicas."
+        )
+    if w.port is None:
+        problems.append(
+            f"{path}.autoscale: the metric is scraped from the container's port at /metrics, and "
+            "the workload has no port. Set port."
+        )
+    if scale.metric is None and not serves_vllm(w.image):
+        problems.append(
+            f"{path}.autoscale.metric: required for {w.image}: name the Prometheus gauge the "
+            f"server exports at /metrics that counts queued requests (vLLM's is "
+            f"{VLLM_QUEUE_METRIC})."
+        )
+    if scale.metric is not None and not _fullmatch(METRIC_NAME, scale.metric):
+        problems.append(
+            f"{path}.autoscale.metric: {scale.metric!r} is not a Prometheus metric name: use "
+            "letters, digits, '_' and ':' (e.g. vllm:num_requests_waiting)."
+        )
+    return problems
+
+
+def workload_settings(w: WorkloadSpec) -> dict[str, Any]:
+    """The resolved cold-start fields of a WorkloadConfig (and the args they change)."""
+    settings: dict[str, Any] = {}
+    if w.model_cache is not None:
+        cache = w.model_cache
+        settings["model_cache"] = ModelCache(
+            bucket=cache.bucket,
+            path=cache.path,
+            mount_path=cache.mount_path.rstrip("/") or "/",
+            file_cache_size=cache.file_cache_size,
+        )
+        if serves_vllm(w.image):
+            settings["args"] = vllm_args_for_cache(tuple(w.args), settings["model_cache"])
+    if w.autoscale is not None:
+        scale = w.autoscale
+        settings["autoscale"] = Autoscale(
+            min_replicas=scale.min_replicas,
+            max_replicas=scale.max_replicas,
+            metric=scale.metric or VLLM_QUEUE_METRIC,
+            target=scale.target,
+        )
+        # What the Deployment starts with; the HPA owns the count from then on.
+        settings["replicas"] = scale.min_replicas
+    return settings
+
+
+def vllm_args_for_cache(args: tuple[str, ...], cache: ModelCache) -> tuple[str, ...]:
+    """vLLM loads the model from the mounted bucket folder instead of downloading it.
+
+    A Hugging Face id in `--model` becomes `--served-model-name`, so clients keep asking for the
+    same model name (vLLM serves a local model under its path otherwise). A local `--model` path
+    is left as the user wrote it.
+    """
+    result = list(args)
+    name: str | None = None
+    for index, arg in enumerate(result):
+        if arg == "--model" and index + 1 < len(result):
+            if not result[index + 1].startswith("/"):
+                name, result[index + 1] = result[index + 1], cache.mount_path
+            break
+        if arg.startswith("--model="):
+            value = arg.split("=", 1)[1]
+            if not value.startswith("/"):
+                name, result[index] = value, f"--model={cache.mount_path}"
+            break
+    else:
+        result += ["--model", cache.mount_path]
+    served = any(a == "--served-model-name" or a.startswith("--served-model-name=") for a in args)
+    if name is not None and not served:
+        result += ["--served-model-name", name]
+    return tuple(result)
+
+
+# --- advisories ---------------------------------------------------------------------------------
+
+
+def advisories(workloads: tuple[WorkloadConfig, ...]) -> list[str]:
+    """Workloads whose image a streaming pool cannot stream: it is downloaded whole instead."""
+    found = []
+    for w in workloads:
+        pool: NodePoolConfig | None = w.node_pool
+        if pool is None or not pool.image_streaming or in_artifact_registry(w.image):
+            continue
+        host = registry_host(w.image)
+        hub = (
+            " Google's page lists public Docker Hub images as eligible in some editions; "
+            "mirroring to Artifact Registry (a remote repository works) makes it certain."
+            if host in DOCKER_HUB_HOSTS
+            else ""
+        )
+        found.append(
+            f"workloads {w.name}: node pool {pool.name} streams images, but {w.image} is pulled "
+            f"from {host}, not Artifact Registry (LOCATION-docker.pkg.dev/...); GKE streams only "
+            f"Artifact Registry images and downloads the rest whole, as without streaming.{hub}"
+        )
+    return found

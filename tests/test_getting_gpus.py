@@ -485,3 +485,29 @@ def test_a_flex_start_pool_prints_an_unknown_price_not_zero(
 def test_every_getting_gpus_example_renders_clean(name: str, tmp_path: Path) -> None:
     stack = ROOT / "examples" / f"Pulumi.{name}.yaml"
     assert render.main([name, "--stack-file", str(stack), "--out", str(tmp_path)]) == 0
+
+
+def test_an_autoscaled_autopilot_workload_idles_at_min_replicas_and_peaks_at_max() -> None:
+    from components.config import load
+    from tools import cost
+
+    config = load(
+        {
+            "workloads": [
+                {
+                    "name": "llm",
+                    "image": "vllm/vllm-openai:v0.29.0",
+                    "gpu": {"type": "nvidia-l4", "count": 1},
+                    "cache": {"size": "30Gi"},
+                    "autoscale": {"minReplicas": 1, "maxReplicas": 3},
+                }
+            ]
+        },
+        project="acme-ml-dev",
+        region="us-central1",
+        stack="dev",
+    )
+    (line,) = [x for x in cost.stack_cost(config).lines if x.name.startswith("workload")]
+    assert line.max.configured == pytest.approx(3 * line.idle.configured), (
+        "the HPA may run 3 pods: the stack's max cost is 3 nodes, its idle cost 1"
+    )

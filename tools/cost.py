@@ -1,9 +1,9 @@
 """What a stack costs per hour, idle and at maximum scale, from the price table (an estimate).
 
 Idle is what runs with no traffic: each pool at minNodes, the system pool, the cluster fee, and on
-Autopilot (or a ComputeClass) the pods of each long-running workload at its replicas (a Job's pod
-only while it runs, so not at idle). Maximum is every pool at maxNodes and every workload at its
-replicas (a Job's one pod). Autopilot GPU pods are priced as the node GKE creates for each
+Autopilot (or a ComputeClass) the pods of each long-running workload at its replicas, or its
+autoscaler's minReplicas (a Job's pod only while it runs, so not at idle). Maximum is every pool at
+maxNodes and every workload at its replicas or maxReplicas (a Job's one pod). Autopilot GPU pods are priced as the node GKE creates for each
 (components/catalog/prices.py AUTOPILOT_NODES): the smallest machine of the GPU whose
 allocatable holds the pod. A workload with fallbacks is priced at its first priority; the
 summary lists what each fallback costs.
@@ -130,8 +130,8 @@ def stack_cost(config: StackConfig) -> StackCost | None:
         if w.node_pool is not None:
             continue  # priced with its pool
         rate, machine = workload_rate(w)
-        pods = 1 if w.kind == "Job" else w.replicas
-        idle = 0 if w.kind == "Job" else w.replicas
+        pods = 1 if w.kind == "Job" else w.max_replicas
+        idle = 0 if w.kind == "Job" else w.autoscale.min_replicas if w.autoscale else w.replicas
         cost.lines.append(Line(f"workload {w.name} ({machine} per pod)", rate * idle, rate * pods))
     return cost
 

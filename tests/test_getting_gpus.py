@@ -488,9 +488,6 @@ def test_every_getting_gpus_example_renders_clean(name: str, tmp_path: Path) -> 
 
 
 def test_an_autoscaled_autopilot_workload_idles_at_min_replicas_and_peaks_at_max() -> None:
-    from components.config import load
-    from tools import cost
-
     config = load(
         {
             "workloads": [
@@ -507,7 +504,7 @@ def test_an_autoscaled_autopilot_workload_idles_at_min_replicas_and_peaks_at_max
         region="us-central1",
         stack="dev",
     )
-    (line,) = [x for x in cost.stack_cost(config).lines if x.name.startswith("workload")]
+    (line,) = [x for x in costs.stack_cost(config).lines if x.name.startswith("workload")]
     assert line.max.configured == pytest.approx(3 * line.idle.configured), (
         "the HPA may run 3 pods: the stack's max cost is 3 nodes, its idle cost 1"
     )

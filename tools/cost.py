@@ -3,9 +3,9 @@
 Idle is what runs with no traffic: each pool at minNodes, the system pool, the cluster fee, and on
 Autopilot (or a ComputeClass) the pods of each long-running workload at its replicas, or its
 autoscaler's minReplicas (a Job's pod only while it runs, so not at idle). Maximum is every pool at
-maxNodes and every workload at its replicas or maxReplicas (a Job's one pod). Autopilot GPU pods are priced as the node GKE creates for each
-(components/catalog/prices.py AUTOPILOT_NODES): the smallest machine of the GPU whose
-allocatable holds the pod. A workload with fallbacks is priced at its first priority; the
+maxNodes and every workload at its replicas or maxReplicas (a Job's one pod). Autopilot GPU pods
+are priced as the node GKE creates for each (components/catalog/prices.py AUTOPILOT_NODES): the
+smallest machine of the GPU whose allocatable holds the pod. A workload with fallbacks is priced at its first priority; the
 summary lists what each fallback costs.
 """
 

@@ -5,8 +5,8 @@ Autopilot (or a ComputeClass) the pods of each long-running workload at its repl
 autoscaler's minReplicas (a Job's pod only while it runs, so not at idle). Maximum is every pool at
 maxNodes and every workload at its replicas or maxReplicas (a Job's one pod). Autopilot GPU pods
 are priced as the node GKE creates for each (components/catalog/prices.py AUTOPILOT_NODES): the
-smallest machine of the GPU whose allocatable holds the pod. A workload with fallbacks is priced at its first priority; the
-summary lists what each fallback costs.
+smallest machine of the GPU whose allocatable holds the pod. A workload with fallbacks is priced
+at its first priority; the summary lists what each fallback costs.
 """
 
 from __future__ import annotations

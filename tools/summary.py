@@ -9,7 +9,7 @@ from components import allocatable, catalog
 from components.allocatable import Resources
 from components.catalog import prices
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
-from components.config.rules import coldstart, fit
+from components.config.rules import capacity_sources, coldstart, fit
 from components.nodepool import gke_pool_name
 from tools import cost as costs
 from tools.engine import Recording
@@ -61,9 +61,14 @@ def cluster_lines(config: StackConfig) -> list[str]:
     )
     lines.append(f"            {nodes}; {control}")
     if cluster.mode == "standard":
+        # node_count is per zone (NodePool node_count); a regional cluster spreads the pool
+        # over the region's default zones (capacity_sources.REGIONAL_DEFAULT_ZONES).
+        regional = cluster.location == config.region
+        zones = capacity_sources.REGIONAL_DEFAULT_ZONES if regional else 1
         lines.append(
             f"            system pool: {cluster.system_nodes} x {cluster.system_machine_type} "
-            "(cluster components; GPU nodes stay free for GPU pods)"
+            f"per zone, {cluster.system_nodes * zones} in all (cluster components; GPU nodes "
+            "stay free for GPU pods)"
         )
     if cluster.auto_provisioning_limits:
         limits = ", ".join(f"{name} {value}" for name, value in cluster.auto_provisioning_limits)

@@ -1,6 +1,6 @@
 """Invariants of the config layer, over configs generated from issue 8's mistake classes.
 
-The generator is tools/fuzz.py's (one piece of code for the fuzzer and these properties); here
+The generator is tools.fuzz's (one piece of code for the fuzzer and these properties); here
 hypothesis drives its random choices, so a failure shrinks towards a small case. Engine-level
 properties run the program as `pulumi up` would hand it config (nested secrets decrypted, their
 top-level key secret); stack-file properties go through `tools.render` as a user would. Profiles

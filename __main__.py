@@ -2,17 +2,25 @@
 
 import pulumi
 
+from components.apikey import ApiKey, ApiKeyArgs
 from components.autoscaler import Autoscaler, AutoscalerArgs
 from components.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster, GkeClusterArgs
 from components.compute_class import GpuComputeClass, GpuComputeClassArgs
 from components.config import NAMESPACE, ExistingClusterConfig, Secret, from_pulumi
+from components.config.rules.exposure import API_KEY_ENV
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.driver import NvidiaDriverInstaller, NvidiaDriverInstallerArgs, installer_pools
 from components.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
 from components.model_cache import ModelCacheAccess, ModelCacheAccessArgs
 from components.namespace import WorkloadNamespace, WorkloadNamespaceArgs
 from components.nodepool import GpuNodePool, GpuNodePoolArgs
-from components.service import LoadBalancerService, LoadBalancerServiceArgs, node_port_endpoint
+from components.service import (
+    PRODUCTION_LABEL,
+    LoadBalancerService,
+    LoadBalancerServiceArgs,
+    StaticAddress,
+    static_address_name,
+)
 from components.workload import GpuWorkload, GpuWorkloadArgs
 
 config = from_pulumi()
@@ -89,7 +97,11 @@ k8s_opts = pulumi.ResourceOptions(providers=[cluster.provider])
 
 namespace = WorkloadNamespace(
     "namespace",
-    WorkloadNamespaceArgs(name=config.namespace, protect=protect),
+    WorkloadNamespaceArgs(
+        name=config.namespace,
+        protect=protect,
+        scraped=tuple((w.name, w.port) for w in config.workloads if w.autoscale and w.port),
+    ),
     opts=k8s_opts,
 )
 
@@ -105,8 +117,11 @@ metrics_adapter = (
     else None
 )
 
+# The production marker the policy pack reads (cluster.production), never the stack's name.
+production_labels = {PRODUCTION_LABEL: "true"} if config.production else {}
 endpoints: dict[str, pulumi.Input[str | None]] = {}
-load_balancers: list[LoadBalancerService] = []
+api_keys: dict[str, pulumi.Output[str]] = {}
+load_balancers: list[tuple[str, str, LoadBalancerService]] = []  # (workload, type, service)
 for w in config.workloads:
     # A workload with fallbacks gets GPUs through its own ComputeClass, which must exist first.
     compute_class = (
@@ -129,16 +144,21 @@ for w in config.workloads:
         if w.model_cache is not None
         else None
     )
+    secret_values = {
+        **{env: secrets.require_secret(key) for env, key in w.secret_env},
+        **{env: value.output() for env, value in w.secret_values},
+    }
+    if w.api_key:
+        # Generated once, kept in state, read by vLLM from VLLM_API_KEY (via the workload's Secret).
+        api_keys[w.name] = ApiKey(f"apikey-{w.name}", ApiKeyArgs(workload=w.name)).value
+        secret_values[API_KEY_ENV] = api_keys[w.name]
     workload = GpuWorkload(
         f"workload-{w.name}",
         GpuWorkloadArgs(
             namespace=namespace.name,
             mode=config.cluster.mode,
             workload=w,
-            secret_values={
-                **{env: secrets.require_secret(key) for env, key in w.secret_env},
-                **{env: value.output() for env, value in w.secret_values},
-            },
+            secret_values=secret_values,
             after=[
                 *gpu_capacity,
                 *(compute_class.resources if compute_class else []),
@@ -154,6 +174,15 @@ for w in config.workloads:
             opts=k8s_opts,
         )
     if w.expose is not None and workload.port is not None:
+        static_address = None
+        if w.expose.static_ip and not isinstance(config.cluster, ExistingClusterConfig):
+            static_address = StaticAddress(
+                project=config.project,
+                region=config.region,
+                name=static_address_name(config.cluster.name, w.name),
+                subnetwork=config.cluster.subnetwork or config.cluster.network,
+                protect=protect,
+            )
         service = LoadBalancerService(
             f"service-{w.name}",
             LoadBalancerServiceArgs(
@@ -164,22 +193,31 @@ for w in config.workloads:
                 target_port=workload.port,
                 source_ranges=w.expose.source_ranges,
                 type=w.expose.type,
+                static_address=static_address,
+                labels=production_labels,
             ),
             opts=k8s_opts,
         )
-        if w.expose.type == "LoadBalancer":
-            endpoints[w.name] = service.url
-            load_balancers.append(service)
-        else:
-            endpoints[w.name] = service.node_port.apply(
-                lambda port, name=w.name: node_port_endpoint(config.namespace, name, port)
-            )
+        endpoints[w.name] = service.url
+        if w.expose.type in ("LoadBalancer", "Internal"):
+            load_balancers.append((w.name, w.expose.type, service))
 
 if load_balancers:
-    pulumi.export("externalIp", load_balancers[0].external_ip)
-    pulumi.export("url", load_balancers[0].url)
+    # The first load-balanced workload's address; `externalIp` only for a public one.
+    _, first_type, first = load_balancers[0]
+    if first_type == "LoadBalancer":
+        pulumi.export("externalIp", first.external_ip)
+    pulumi.export("url", first.url)
 pulumi.export("clusterName", cluster.name)
 pulumi.export("clusterMode", config.cluster.mode)
 if cluster.kubeconfig is not None:  # a context of the ambient kubeconfig exports no credentials
     pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("endpoints", endpoints)
+if api_keys:
+    # `curl -H "Authorization: Bearer $(pulumi stack output apiKey --show-secrets)" $URL/v1/...`
+    # The key of the workload `url` points to (else the first protected one), and every key by
+    # workload; both secret.
+    url_workload = load_balancers[0][0] if load_balancers else None
+    key_of = url_workload if url_workload in api_keys else next(iter(api_keys))
+    pulumi.export("apiKey", api_keys[key_of])
+    pulumi.export("apiKeys", pulumi.Output.secret(api_keys))

@@ -53,6 +53,13 @@ MONITORING_COMPONENTS = (
     "DCGM",
 )
 
+# GKE Dataplane V2 (datapath_provider, pulumi-gcp 10.2.0 Cluster: "Set to `ADVANCED_DATAPATH` to
+# enable Dataplane v2").
+DATAPLANE_V2 = "ADVANCED_DATAPATH"
+# A GCE label on a production cluster (cluster.production): the policy pack's production rules key
+# on it, never on the stack's name (policy/rules.py PRODUCTION_CLUSTER_LABEL).
+PRODUCTION_LABEL = "gke-gpu-production"
+
 AUTH_PLUGIN_HINT = (
     "Install gke-gcloud-auth-plugin: `gcloud components install gke-gcloud-auth-plugin` "
     "(https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl)"
@@ -72,20 +79,20 @@ class GkeClusterArgs:
     Consumer (Autopilot always streams and always gets it)."""
 
 
-def kubeconfig_yaml(context: str, endpoint: str, ca_certificate: str) -> str:
-    """A kubeconfig that authenticates through gke-gcloud-auth-plugin: no token is stored in it."""
+def kubeconfig_yaml(context: str, endpoint: str, ca_certificate: str | None) -> str:
+    """A kubeconfig that authenticates through gke-gcloud-auth-plugin: no token is stored in it.
+
+    `ca_certificate` None: the DNS-based endpoint, whose certificate the system's roots verify;
+    gcloud writes no certificate-authority-data for it either (googlecloudsdk api_lib/container/
+    kubeconfig.py Cluster(), `has_dns_endpoint`, google-cloud-sdk 578.0.0, checked 2026-11-22).
+    """
+    cluster: dict[str, str] = {"server": f"https://{endpoint}"}
+    if ca_certificate is not None:
+        cluster["certificate-authority-data"] = ca_certificate
     document = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [
-            {
-                "name": context,
-                "cluster": {
-                    "server": f"https://{endpoint}",
-                    "certificate-authority-data": ca_certificate,
-                },
-            }
-        ],
+        "clusters": [{"name": context, "cluster": cluster}],
         "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
         "current-context": context,
         "users": [
@@ -103,6 +110,15 @@ def kubeconfig_yaml(context: str, endpoint: str, ca_certificate: str) -> str:
         ],
     }
     return yaml.safe_dump(document, sort_keys=False)
+
+
+def dns_endpoint_of(endpoints: Any) -> str:
+    """The DNS-based control-plane endpoint GKE assigned (uid.<location>.gke.goog)."""
+    dns = getattr(endpoints, "dns_endpoint_config", None)
+    endpoint = getattr(dns, "endpoint", None)
+    if not endpoint:
+        raise ValueError("GKE reported no DNS endpoint for a cluster that enables it")
+    return endpoint
 
 
 def node_service_account_id(cluster_name: str) -> str:
@@ -133,6 +149,12 @@ class GkeCluster(pulumi.ComponentResource):
         cfg = args.cluster
         child = pulumi.ResourceOptions(parent=self)
         autopilot = cfg.mode == "autopilot"
+        # Authorized networks keep the IP endpoint to the listed ranges; GKE's DNS-based endpoint
+        # lets clients elsewhere in, governed by IAM (container.clusters.connect) instead of their
+        # address ("About network isolation in GKE", https://cloud.google.com/kubernetes-engine/
+        # docs/concepts/network-isolation, checked 2026-11-22). An in-place update: the provider
+        # updates control_plane_endpoints_config (resource_container_cluster.go line 3865).
+        dns_endpoint = bool(cfg.master_authorized_networks)
         # In a protected stack the resources a running service stands on are protected too:
         # the system pool (GpuNodePoolArgs.protect does the same for GPU pools) and Cloud NAT.
         # `pulumi destroy --skip-preview` refuses a protected delete only when it reaches it
@@ -143,27 +165,36 @@ class GkeCluster(pulumi.ComponentResource):
         # would be left with no nodes and no egress.
         protected = pulumi.ResourceOptions(parent=self, protect=cfg.deletion_protection)
 
-        nodes_sa = gcp.serviceaccount.Account(
-            f"{name}-nodes",
-            project=args.project,
-            account_id=node_service_account_id(cfg.name),
-            display_name=f"GKE nodes of {cfg.name} (gke-gpu)",
-            opts=child,
-        )
-        member = nodes_sa.email.apply(lambda email: f"serviceAccount:{email}")
-        roles = [
-            gcp.projects.IAMMember(
-                f"{name}-nodes-{role.rsplit('.', 1)[-1].lower()}",
+        roles: list[pulumi.Resource] = []
+        node_sa: pulumi.Output[str]
+        if cfg.node_service_account is not None:
+            # An account created beforehand (docs/delivery.md): the deploy identity then needs
+            # roles/iam.serviceAccountUser on that one account only, and no right to create
+            # accounts or grant project roles.
+            node_sa = pulumi.Output.from_input(cfg.node_service_account)
+        else:
+            nodes_sa = gcp.serviceaccount.Account(
+                f"{name}-nodes",
                 project=args.project,
-                role=role,
-                member=member,
+                account_id=node_service_account_id(cfg.name),
+                display_name=f"GKE nodes of {cfg.name} (gke-gpu)",
                 opts=child,
             )
-            for role in (
-                *NODE_ROLES,
-                *((IMAGE_STREAMING_ROLE,) if autopilot or args.image_streaming else ()),
-            )
-        ]
+            node_sa = nodes_sa.email
+            member = nodes_sa.email.apply(lambda email: f"serviceAccount:{email}")
+            roles = [
+                gcp.projects.IAMMember(
+                    f"{name}-nodes-{role.rsplit('.', 1)[-1].lower()}",
+                    project=args.project,
+                    role=role,
+                    member=member,
+                    opts=child,
+                )
+                for role in (
+                    *NODE_ROLES,
+                    *((IMAGE_STREAMING_ROLE,) if autopilot or args.image_streaming else ()),
+                )
+            ]
 
         if cfg.private_nodes:
             # Private nodes have no external IP: Cloud NAT lets them pull public images
@@ -172,7 +203,8 @@ class GkeCluster(pulumi.ComponentResource):
                 f"{name}-router",
                 project=args.project,
                 region=args.region,
-                network="default",
+                # Cloud NAT serves the cluster's own VPC (cluster.network).
+                network=cfg.network,
                 opts=protected,
             )
             gcp.compute.RouterNat(
@@ -211,10 +243,32 @@ class GkeCluster(pulumi.ComponentResource):
                 if cfg.master_authorized_networks
                 else None
             ),
+            network=cfg.network,
+            subnetwork=cfg.subnetwork,
+            ip_allocation_policy=(
+                gcp.container.ClusterIpAllocationPolicyArgs(
+                    cluster_secondary_range_name=cfg.pod_range,
+                    services_secondary_range_name=cfg.service_range,
+                )
+                if cfg.pod_range or cfg.service_range
+                else None
+            ),
+            control_plane_endpoints_config=(
+                gcp.container.ClusterControlPlaneEndpointsConfigArgs(
+                    dns_endpoint_config=(
+                        gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
+                            allow_external_traffic=True
+                        )
+                    )
+                )
+                if dns_endpoint
+                else None
+            ),
+            resource_labels={PRODUCTION_LABEL: "true"} if cfg.production else None,
             **(
-                _autopilot_args(nodes_sa.email)
+                _autopilot_args(node_sa)
                 if autopilot
-                else _standard_args(args.project, cfg, nodes_sa.email)
+                else _standard_args(args.project, cfg, node_sa)
             ),
             monitoring_config=monitoring_config(),
             addons_config=addons_config(autopilot, args.gcs_fuse_csi_driver),
@@ -243,7 +297,7 @@ class GkeCluster(pulumi.ComponentResource):
                     node_config=gcp.container.NodePoolNodeConfigArgs(
                         machine_type=cfg.system_machine_type,
                         labels={"gke-gpu/role": "system"},
-                        **hardened_node_settings(nodes_sa.email),
+                        **hardened_node_settings(node_sa),
                     ),
                     management=gcp.container.NodePoolManagementArgs(
                         auto_repair=True, auto_upgrade=True
@@ -253,11 +307,20 @@ class GkeCluster(pulumi.ComponentResource):
             )
 
         context = f"gke_{args.project}_{cfg.location}_{cfg.name}"
-        self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
-                lambda v: kubeconfig_yaml(context, v[0], v[1] or "")
+        if dns_endpoint:
+            # Behind authorized networks, `pulumi up` from anywhere else (CI's hosted runners)
+            # reaches the control plane through its DNS-based endpoint, where IAM decides.
+            self.kubeconfig = pulumi.Output.secret(
+                cluster.control_plane_endpoints_config.apply(
+                    lambda c: kubeconfig_yaml(context, dns_endpoint_of(c), None)
+                )
             )
-        )
+        else:
+            self.kubeconfig = pulumi.Output.secret(
+                pulumi.Output.all(
+                    cluster.endpoint, cluster.master_auth.cluster_ca_certificate
+                ).apply(lambda v: kubeconfig_yaml(context, v[0], v[1] or ""))
+            )
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
@@ -273,7 +336,7 @@ class GkeCluster(pulumi.ComponentResource):
         )
         self.name = cluster.name
         self.endpoint = cluster.endpoint
-        self.node_service_account = nodes_sa.email
+        self.node_service_account = node_sa
         self.register_outputs(
             {
                 "name": self.name,
@@ -312,6 +375,14 @@ def _standard_args(project: str, cfg: ClusterConfig, node_sa: pulumi.Output[str]
     autoscaling = _auto_provisioning(cfg, node_sa)
     return {
         **({"cluster_autoscaling": autoscaling} if autoscaling is not None else {}),
+        # GKE Dataplane V2 enforces NetworkPolicy ("network policy enforcement is built into GKE
+        # Dataplane V2", https://cloud.google.com/kubernetes-engine/docs/how-to/dataplane-v2,
+        # checked 2026-11-22); Autopilot clusters have it already. The field is create-only: the
+        # Google provider marks datapath_provider ForceNew (hashicorp/terraform-provider-google
+        # google/services/container/resource_container_cluster.go lines 2438-2446, commit
+        # e03b7622), so turning it on for an existing cluster REPLACES the cluster (a protected
+        # one stops the update instead). cluster.dataplaneV2: false keeps an older cluster's.
+        **({"datapath_provider": DATAPLANE_V2} if cfg.dataplane_v2 else {}),
         # The default pool would run with the default Compute Engine account; GKE needs one
         # node to create a cluster, then this removes it and the system pool takes over.
         "remove_default_node_pool": True,

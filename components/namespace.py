@@ -1,4 +1,5 @@
-"""WorkloadNamespace: the Kubernetes namespace the GPU workloads and their Services live in."""
+"""WorkloadNamespace: the Kubernetes namespace the GPU workloads and their Services live in, closed
+to inbound traffic except what each exposed workload admits."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.manifest import manifest
+from components.workload import selector_labels
 
 # GPU pods here run in a restricted sandbox; baseline is enforced so that images that insist on
 # root still start, and restricted violations are reported (Kubernetes Pod Security Admission
@@ -26,10 +28,35 @@ class WorkloadNamespaceArgs:
     protect: bool = False
     """Pulumi `protect`: deleting a namespace deletes everything in it, so a protected stack
     (cluster.deletionProtection) protects it too."""
+    deny_ingress: bool = True
+    """A default-deny ingress NetworkPolicy: nothing reaches the namespace's pods unless another
+    policy admits it (each exposed workload's LoadBalancerService admits its serving port)."""
+    scraped: tuple[tuple[str, int], ...] = ()
+    """(workload, port) whose /metrics Managed Service for Prometheus scrapes (autoscale): the
+    collectors in namespace gmp-system are admitted to that port."""
+
+
+# Selects every pod of the namespace and admits nothing: "default deny all ingress traffic"
+# (kubernetes.io/docs/concepts/services-networking/network-policies, checked 2026-11-22).
+# Enforced by GKE Dataplane V2: on in Autopilot, turned on for Standard by GkeCluster.
+DEFAULT_DENY_INGRESS = {"podSelector": {}, "policyTypes": ["Ingress"]}
+# Managed Service for Prometheus runs its collectors in namespace gmp-system (GKE's managed
+# collection: the gmp-system/collector service account, cloud.google.com/stackdriver/docs/
+# managed-prometheus). Kubernetes labels every namespace with kubernetes.io/metadata.name, which
+# "Targeting a Namespace by its name" in the NetworkPolicy docs selects on.
+COLLECTOR_NAMESPACE = "gmp-system"
+
+
+def scrape_ingress(port: int) -> list[dict[str, object]]:
+    """The metrics port, from the Prometheus collectors' namespace only."""
+    selector = {"matchLabels": {"kubernetes.io/metadata.name": COLLECTOR_NAMESPACE}}
+    return [
+        {"from": [{"namespaceSelector": selector}], "ports": [{"protocol": "TCP", "port": port}]}
+    ]
 
 
 class WorkloadNamespace(pulumi.ComponentResource):
-    """The workloads' namespace, with Pod Security Admission labels."""
+    """The workloads' namespace, with Pod Security Admission labels and default-deny ingress."""
 
     name: pulumi.Output[str]
     """The namespace's name; objects placed in it depend on the Namespace through this Output."""
@@ -43,5 +70,32 @@ class WorkloadNamespace(pulumi.ComponentResource):
             metadata=manifest({"name": args.name, "labels": dict(POD_SECURITY_LABELS)}),
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
+        if args.deny_ingress:
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-deny-ingress",
+                # The Namespace's own name Output: created in it only once it exists.
+                metadata=manifest(
+                    {"name": "default-deny-ingress", "namespace": namespace.metadata.name}
+                ),
+                spec=manifest(dict(DEFAULT_DENY_INGRESS)),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        for workload, port in args.scraped if args.deny_ingress else ():
+            # An autoscaled workload's HPA scales on a metric the collectors scrape from its pods;
+            # default deny would starve it (a ClusterIP or unexposed workload admits no one else).
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-scrape-{workload}",
+                metadata=manifest(
+                    {"name": f"{workload}-metrics-scrape", "namespace": namespace.metadata.name}
+                ),
+                spec=manifest(
+                    {
+                        "podSelector": {"matchLabels": selector_labels(workload)},
+                        "policyTypes": ["Ingress"],
+                        "ingress": scrape_ingress(port),
+                    }
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         self.name = namespace.metadata.name
         self.register_outputs({"name": self.name})

@@ -1,17 +1,49 @@
-"""LoadBalancerService: exposes a workload's port outside the cluster and reports its address."""
+"""LoadBalancerService: exposes a workload's port (external or internal load balancer, in-cluster
+only, or a NodePort), admits only that port with a NetworkPolicy, and reports its address."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
+import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.config.schema import ExposeType
 from components.manifest import manifest
 
 # A LoadBalancer on GKE takes a few minutes to get an address; Pulumi waits for it.
 ADDRESS_TIMEOUT = "20m"
+
+# GKE's internal passthrough Network Load Balancer: the Service annotation GKE documents for "all
+# supported versions" ("LoadBalancer Service parameters",
+# https://cloud.google.com/kubernetes-engine/docs/concepts/service-load-balancer-parameters,
+# checked 2026-11-22). The same page recommends spec.loadBalancerClass
+# networking.gke.io/l4-regional-internal only from GKE 1.33.1-gke.1779000 with GKE subsetting,
+# and that field is immutable; the annotation works on every cluster version.
+INTERNAL_ANNOTATION = {"networking.gke.io/load-balancer-type": "Internal"}
+# Address types of a reserved regional address (gcp.compute.Address.address_type).
+ADDRESS_TYPES: dict[str, str] = {"LoadBalancer": "EXTERNAL", "Internal": "INTERNAL"}
+LOAD_BALANCED: tuple[ExposeType, ...] = ("LoadBalancer", "Internal")
+# The production marker on a production stack's Services (cluster.production): the policy pack's
+# production rules read it (policy/rules.py PRODUCTION_LABEL), never the stack's name.
+PRODUCTION_LABEL = "gke-gpu/production"
+
+
+@dataclass(frozen=True)
+class StaticAddress:
+    """Where a reserved regional address for the load balancer is created."""
+
+    project: str
+    region: str
+    name: str
+    """The address resource's name (GCE name rules; static_address_name derives it)."""
+    subnetwork: str | None = None
+    """Internal addresses only: the subnetwork the internal load balancer's IP comes from."""
+    protect: bool = False
+    """Pulumi `protect`: a protected stack keeps its published address."""
 
 
 @dataclass(frozen=True)
@@ -23,7 +55,11 @@ class LoadBalancerServiceArgs:
     port: int
     target_port: int
     source_ranges: tuple[str, ...] = ()
-    type: Literal["LoadBalancer", "NodePort"] = "LoadBalancer"
+    type: ExposeType = "LoadBalancer"
+    static_address: StaticAddress | None = None
+    """Reserve a regional address (LoadBalancer: EXTERNAL, Internal: INTERNAL) for the Service."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """Extra labels on the Service (the production marker the policy pack reads)."""
 
 
 def url_for(address: str | None, port: int) -> str | None:
@@ -31,6 +67,12 @@ def url_for(address: str | None, port: int) -> str | None:
         return None
     host = f"[{address}]" if ":" in address else address
     return f"http://{host}" if port == 80 else f"http://{host}:{port}"
+
+
+def in_cluster_url(service: str, namespace: str, port: int) -> str:
+    """How pods reach a ClusterIP Service: its cluster DNS name (Kubernetes "DNS for Services and
+    Pods": <service>.<namespace>.svc.cluster.local)."""
+    return url_for(f"{service}.{namespace}.svc.cluster.local", port) or ""
 
 
 def first_ingress(status: Any) -> str | None:
@@ -51,13 +93,40 @@ def node_port_endpoint(namespace: str, service: str, node_port: int | None = Non
     )
 
 
+def static_address_name(cluster: str, workload: str) -> str:
+    """A Compute Engine address name (1-63 lowercase letters, digits, '-') for a workload's load
+    balancer: unique per cluster and workload, shortened with a hash when too long."""
+    name = f"{cluster}-{workload}"
+    if len(name) <= 63:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[:54].rstrip('-')}-{digest}"
+
+
+def network_policy_ingress(type_: ExposeType, target_port: int) -> list[dict[str, Any]]:
+    """The one ingress rule of an exposed workload: its serving port, from where it is served.
+
+    A load balancer (external or internal) or a NodePort delivers traffic from outside the cluster,
+    so the port is open to any source; GKE enforces loadBalancerSourceRanges at the load balancer's
+    firewall ("LoadBalancer Service parameters"). A ClusterIP Service is in-cluster only: the port
+    is open to the pods of the workload's own namespace. Kubelet probes are not affected: "traffic
+    to and from the node where a Pod is running is always allowed" (kubernetes.io, "Network
+    Policies", checked 2026-11-22).
+    """
+    rule: dict[str, Any] = {"ports": [{"protocol": "TCP", "port": target_port}]}
+    if type_ == "ClusterIP":
+        rule["from"] = [{"podSelector": {}}]
+    return [rule]
+
+
 class LoadBalancerService(pulumi.ComponentResource):
-    """A Service of type LoadBalancer for one workload, restricted to given source ranges."""
+    """A workload's Service (LoadBalancer, Internal, ClusterIP or NodePort) and the NetworkPolicy
+    that admits its serving port and nothing else."""
 
     external_ip: pulumi.Output[str | None]
-    """The load balancer's IP (or hostname), once the cloud has assigned it."""
+    """The load balancer's IP (external or internal), once the cloud has assigned it."""
     url: pulumi.Output[str | None]
-    """http://<address>[:port]."""
+    """http://<address>[:port]; the cluster DNS name for ClusterIP; a NodePort description."""
     node_port: pulumi.Output[int | None]
     """The port every node serves the Service on (NodePort and LoadBalancer types)."""
 
@@ -65,8 +134,11 @@ class LoadBalancerService(pulumi.ComponentResource):
         self, name: str, args: LoadBalancerServiceArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gke-gpu:index:LoadBalancerService", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        load_balanced = args.type in LOAD_BALANCED
         spec: dict[str, Any] = {
-            "type": args.type,
+            # GKE makes an internal load balancer from a LoadBalancer Service with the annotation.
+            "type": "LoadBalancer" if load_balanced else args.type,
             "selector": args.selector,
             "ports": [
                 {
@@ -77,28 +149,88 @@ class LoadBalancerService(pulumi.ComponentResource):
                 }
             ],
         }
-        if args.source_ranges:
+        if args.source_ranges and load_balanced:
             spec["loadBalancerSourceRanges"] = list(args.source_ranges)
+        if args.static_address is not None and load_balanced:
+            spec["loadBalancerIP"] = self._reserve(name, args.type, args.static_address).address
+        labels = {**args.selector, "app.kubernetes.io/managed-by": "pulumi", **args.labels}
+        metadata: dict[str, Any] = {"name": args.name, "namespace": args.namespace}
         service = k8s.core.v1.Service(
             f"{name}-service",
             metadata=manifest(
                 {
-                    "name": args.name,
-                    "namespace": args.namespace,
-                    "labels": {**args.selector, "app.kubernetes.io/managed-by": "pulumi"},
+                    **metadata,
+                    "labels": labels,
+                    **(
+                        {"annotations": dict(INTERNAL_ANNOTATION)}
+                        if args.type == "Internal"
+                        else {}
+                    ),
                 }
             ),
             spec=manifest(spec),
             opts=pulumi.ResourceOptions(
-                parent=self, custom_timeouts=pulumi.CustomTimeouts(create=ADDRESS_TIMEOUT)
+                parent=self,
+                custom_timeouts=(
+                    pulumi.CustomTimeouts(create=ADDRESS_TIMEOUT) if load_balanced else None
+                ),
             ),
         )
-        self.external_ip = service.status.apply(first_ingress)
+        # Only the serving port reaches the pods; the namespace's default-deny policy
+        # (WorkloadNamespace) turns everything else away.
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-netpol",
+            metadata=manifest({**metadata, "name": f"{args.name}-ingress", "labels": labels}),
+            spec=manifest(
+                {
+                    "podSelector": {"matchLabels": args.selector},
+                    "policyTypes": ["Ingress"],
+                    "ingress": network_policy_ingress(args.type, args.target_port),
+                }
+            ),
+            opts=child,
+        )
         port = args.port
-        self.url = self.external_ip.apply(lambda address: url_for(address, port))
         self.node_port = service.spec.apply(
             lambda s: s.ports[0].node_port if s is not None and s.ports else None
         )
+        if load_balanced:
+            self.external_ip = service.status.apply(first_ingress)
+            self.url = self.external_ip.apply(lambda address: url_for(address, port))
+        elif args.type == "ClusterIP":
+            self.external_ip = pulumi.Output.from_input(None)
+            self.url = pulumi.Output.from_input(args.namespace).apply(
+                lambda ns, svc=args.name: in_cluster_url(svc, ns, port)
+            )
+        else:
+            self.external_ip = pulumi.Output.from_input(None)
+            self.url = pulumi.Output.all(args.namespace, self.node_port).apply(
+                lambda v, svc=args.name: node_port_endpoint(v[0], svc, v[1])
+            )
         self.register_outputs(
             {"external_ip": self.external_ip, "url": self.url, "node_port": self.node_port}
+        )
+
+    def _reserve(self, name: str, type_: ExposeType, where: StaticAddress) -> gcp.compute.Address:
+        """A regional address the load balancer keeps across re-created Services.
+
+        The address goes into spec.loadBalancerIP, which both of GKE's L4 controllers read: the
+        cloud provider's (kubernetes/cloud-provider-gcp providers/gce/gce_loadbalancer_external.go
+        line 110 and gce_loadbalancer_internal.go lines 1074-1075, commit 4e245312, checked
+        2026-11-22) and ingress-gce's, which prefers the annotation
+        networking.gke.io/load-balancer-ip-addresses and falls back to spec.loadBalancerIP
+        (kubernetes/ingress-gce, address.IPv4ToUse). The annotation alone would be ignored by the
+        cloud provider's controller, which still serves clusters without GKE subsetting.
+        spec.loadBalancerIP is deprecated upstream since Kubernetes 1.24 but still in the 1.35 API.
+        """
+        internal = type_ == "Internal"
+        return gcp.compute.Address(
+            f"{name}-address",
+            name=where.name,
+            project=where.project,
+            region=where.region,
+            address_type=ADDRESS_TYPES[type_],
+            subnetwork=where.subnetwork if internal else None,
+            description="gke-gpu: the load balancer address of a workload (kept across re-creates)",
+            opts=pulumi.ResourceOptions(parent=self, protect=where.protect),
         )

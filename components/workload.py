@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 
 from components.allocatable import parse_memory
 from components.config import Mode, WorkloadConfig
+from components.config.rules.exposure import API_KEY_ENV
 from components.manifest import manifest
 from components.nodepool import gke_pool_name
 
@@ -209,8 +210,10 @@ def probes(w: WorkloadConfig) -> dict[str, Any]:
 
 
 def secret_env_names(w: WorkloadConfig) -> list[str]:
-    """Env vars read from the workload's Secret: `secretEnv` keys and env values from `secure:`."""
-    return sorted({k for k, _ in w.secret_env} | {k for k, _ in w.secret_values})
+    """Env vars read from the workload's Secret: `secretEnv` keys, env values from `secure:` and
+    the generated API key (VLLM_API_KEY, components/apikey.py)."""
+    api_key = {API_KEY_ENV} if w.api_key else set()
+    return sorted({k for k, _ in w.secret_env} | {k for k, _ in w.secret_values} | api_key)
 
 
 def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> dict[str, Any]:

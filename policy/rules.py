@@ -54,6 +54,11 @@ CONTAINER_LISTS = (
     ("ephemeralContainers", "ephemeral container"),
 )
 SERVICE_TYPE = "kubernetes:core/v1:Service"
+# The production marker (components: __main__.py production_labels, cluster.py PRODUCTION_LABEL).
+PRODUCTION_LABEL = "gke-gpu/production"
+PRODUCTION_CLUSTER_LABEL = "gke-gpu-production"
+INTERNAL_LB_ANNOTATION = "networking.gke.io/load-balancer-type"
+INTERNAL_LB_CLASS = "networking.gke.io/l4-regional-internal"
 NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 
@@ -181,12 +186,27 @@ def stack_from_urn(urn: str) -> str:
     return head.split(":", 2)[2] if head.count(":") >= 2 else ""
 
 
-def is_prod(stack: str) -> bool:
-    """A prod stack is named "prod" or starts with it ("prod-eu", "production").
+def is_production(resource_type: str, props: Mapping[str, Any]) -> bool:
+    """Whether the resource belongs to a production stack, by the stack's own marker.
 
-    A fully qualified name ("acme/gke-gpu/prod-eu") counts by its last part.
+    gke-gpu writes `cluster.production: true` onto what it creates: the Kubernetes label
+    gke-gpu/production on Services, the GCE label gke-gpu-production on the GKE cluster. The stack's
+    name plays no part: the prod stack file rendered under any other name is held to the same rules.
     """
-    return stack.rsplit("/", 1)[-1].lower().startswith("prod")
+    if resource_type == CLUSTER_TYPE:
+        return _is_true(_get(props, "resourceLabels", PRODUCTION_CLUSTER_LABEL))
+    return _is_true(_get(props, "metadata", "labels", PRODUCTION_LABEL))
+
+
+def _is_internal_load_balancer(service: Mapping[str, Any]) -> bool:
+    """GKE's internal passthrough load balancer: the annotation, or the load balancer class
+    ("LoadBalancer Service parameters", cloud.google.com/kubernetes-engine/docs/concepts/
+    service-load-balancer-parameters, checked 2026-11-22)."""
+    annotations = _mapping(_get(service, "metadata", "annotations"))
+    return (
+        annotations.get(INTERNAL_LB_ANNOTATION) == "Internal"
+        or _get(service, "spec", "loadBalancerClass") == INTERNAL_LB_CLASS
+    )
 
 
 def _gpu_limit(container: Mapping[str, Any]) -> object:
@@ -370,25 +390,28 @@ def no_latest_or_untagged_images(
 def load_balancers_restricted_in_prod(
     resource_type: str, props: Mapping[str, Any], stack: str
 ) -> list[str]:
-    """A prod LoadBalancer Service lists the source ranges it accepts, none open to all. Mandatory.
+    """A production stack's public LoadBalancer lists the source ranges it accepts, none open to
+    all. Mandatory.
 
     Without spec.loadBalancerSourceRanges (or with 0.0.0.0/0 or ::/0) a GPU inference endpoint
-    is open to the whole internet: anyone can spend the GPUs and reach the model. Only prod
-    stacks are checked (see is_prod), so dev can stay reachable for quick tests. Mandatory
-    because an open prod endpoint is a cost and data exposure, not a style issue.
+    is open to the whole internet: anyone can spend the GPUs and reach the model. Only Services
+    of production stacks are checked (the gke-gpu/production label, see is_production), so dev
+    can stay reachable for quick tests; an internal load balancer is reachable from the VPC only.
+    Mandatory because an open production endpoint is a cost and data exposure, not a style issue.
     """
-    if resource_type != SERVICE_TYPE or not is_prod(stack):
+    if resource_type != SERVICE_TYPE or not is_production(resource_type, props):
         return []
     spec = _mapping(props.get("spec"))
-    if spec.get("type") != "LoadBalancer":
+    if spec.get("type") != "LoadBalancer" or _is_internal_load_balancer(props):
         return []
     label = object_label(resource_type, props)
     fix = "Set workloads[].expose.sourceRanges to the CIDR ranges of your clients"
+    where = f'a production stack ({PRODUCTION_LABEL}: "true")'
     ranges = _sequence(spec.get("loadBalancerSourceRanges"))
     if not ranges:
         return [
-            f"{label}: a LoadBalancer in prod stack {stack!r} sets no loadBalancerSourceRanges, "
-            f"so it accepts traffic from the whole internet. {fix}."
+            f"{label}: a public LoadBalancer in {where} sets no loadBalancerSourceRanges, so it "
+            f"accepts traffic from the whole internet. {fix}, or use expose.type: Internal."
         ]
     problems: list[str] = []
     for cidr in ranges:
@@ -398,7 +421,7 @@ def load_balancers_restricted_in_prod(
             continue  # not a CIDR at all: the API server rejects it with a clearer message
         if everyone:
             problems.append(
-                f"{label}: a LoadBalancer in prod stack {stack!r} allows {cidr} in "
+                f"{label}: a public LoadBalancer in {where} allows {cidr} in "
                 f"loadBalancerSourceRanges, which is every address. {fix}, without {cidr}."
             )
     return problems
@@ -455,21 +478,23 @@ def gpu_node_pools_scale_to_zero(
 def deletion_protection_in_prod(
     resource_type: str, props: Mapping[str, Any], stack: str
 ) -> list[str]:
-    """A prod GKE cluster keeps deletionProtection on. Mandatory.
+    """A production GKE cluster keeps deletionProtection on. Mandatory.
 
     With it off, a `pulumi destroy` or a change that replaces the cluster deletes it and every
     workload, volume and address on it. Unset passes: the GCP provider defaults
-    deletionProtection to true. Mandatory because the loss cannot be undone.
+    deletionProtection to true. Production is the cluster's own marker (the GCE label
+    gke-gpu-production, from cluster.production), not the stack's name. Mandatory because the
+    loss cannot be undone.
     """
-    if resource_type != CLUSTER_TYPE or not is_prod(stack):
+    if resource_type != CLUSTER_TYPE or not is_production(resource_type, props):
         return []
     if not _is_false(props.get("deletionProtection")):
         return []
     return [
-        f"{object_label(resource_type, props)} in prod stack {stack!r} sets "
-        "deletionProtection: false, so a destroy or replacement deletes it with every workload "
-        f"on it. Set cluster.deletionProtection: true in Pulumi.{stack}.yaml (or leave it "
-        "unset: it defaults to true)."
+        f"{object_label(resource_type, props)} is marked production ({PRODUCTION_CLUSTER_LABEL}, "
+        "from cluster.production) but sets deletionProtection: false, so a destroy or "
+        "replacement deletes it with every workload on it. Set cluster.deletionProtection: true "
+        f"in Pulumi.{stack or '<stack>'}.yaml (or leave it unset: it defaults to true)."
     ]
 
 
@@ -501,7 +526,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "load-balancers-restricted-in-prod",
-        "LoadBalancer Services in prod stacks set loadBalancerSourceRanges, none open to all.",
+        "Public LoadBalancer Services of production stacks (label gke-gpu/production) set "
+        "loadBalancerSourceRanges, none open to all.",
         "mandatory",
         load_balancers_restricted_in_prod,
     ),
@@ -513,7 +539,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "deletion-protection-in-prod",
-        "GKE clusters in prod stacks keep deletionProtection on.",
+        "GKE clusters marked production (label gke-gpu-production) keep deletionProtection on.",
         "mandatory",
         deletion_protection_in_prod,
     ),

@@ -26,10 +26,12 @@ from policy.rules import (
     GPU_RESOURCE,
     MIN_NODES_REASON_LABEL,
     PRIVILEGED_DAEMONSET_PREFIXES,
+    PRODUCTION_CLUSTER_LABEL,
+    PRODUCTION_LABEL,
     RULES,
     SYSTEM_NAMESPACE,
     image_problem,
-    is_prod,
+    is_production,
     pod_spec,
     stack_from_urn,
 )
@@ -114,11 +116,17 @@ def gpu_pool(**fields: Any) -> dict[str, Any]:
     return {"name": "l4", "nodeConfig": node_config, **fields}
 
 
-def load_balancer(**spec: Any) -> dict[str, Any]:
+def load_balancer(production: bool = True, **spec: Any) -> dict[str, Any]:
+    """A LoadBalancer Service, by default of a production stack (the program's marker label)."""
+    labels = {PRODUCTION_LABEL: "true"} if production else {}
     return {
-        "metadata": {"name": "llm", "namespace": "gke-gpu"},
+        "metadata": {"name": "llm", "namespace": "gke-gpu", "labels": labels},
         "spec": {"type": "LoadBalancer", "ports": [{"port": 80.0}], **spec},
     }
+
+
+def prod_cluster(**props: Any) -> dict[str, Any]:
+    return {"name": "gpu-prod", "resourceLabels": {PRODUCTION_CLUSTER_LABEL: "true"}, **props}
 
 
 def fired(rule: str, resource_type: str, props: dict[str, Any], stack: str = "dev") -> list[str]:
@@ -179,20 +187,18 @@ def test_the_rules_use_the_same_names_as_the_program() -> None:
     ), "the program's own driver installer must stay on the privileged allowlist"
 
 
-@pytest.mark.parametrize(
-    ("stack", "prod"),
-    [
-        ("prod", True),
-        ("prod-eu", True),
-        ("production", True),
-        ("acme/gke-gpu/prod", True),
-        ("dev", False),
-        ("staging", False),
-        ("test-prod", False),
-    ],
-)
-def test_a_stack_is_prod_when_its_name_starts_with_prod(stack: str, prod: bool) -> None:
-    assert is_prod(stack) is prod, f"{stack!r}: prod-only rules must apply exactly to prod stacks"
+@pytest.mark.parametrize("stack", ["prod", "production", "dev", "my-stack"])
+def test_production_is_the_resources_own_marker_not_the_stack_name(stack: str) -> None:
+    marked, unmarked = load_balancer(), load_balancer(production=False)
+    assert is_production(SERVICE, marked) and not is_production(SERVICE, unmarked), (
+        "production rules follow the stack's own cluster.production marker"
+    )
+    assert fired("load-balancers-restricted-in-prod", SERVICE, marked, stack), (
+        f"an open production LoadBalancer fails under any stack name, {stack!r} included"
+    )
+    assert fired("load-balancers-restricted-in-prod", SERVICE, unmarked, stack) == [], (
+        f"a stack named {stack!r} without the marker is not production"
+    )
 
 
 def test_the_stack_name_is_read_from_the_resource_urn() -> None:
@@ -446,7 +452,10 @@ def test_pinned_images_pass() -> None:
 )
 def test_an_open_load_balancer_in_prod_is_rejected(spec: dict[str, Any], expected: str) -> None:
     (message,) = fired("load-balancers-restricted-in-prod", SERVICE, load_balancer(**spec), "prod")
-    assert message.startswith("Service gke-gpu/llm: a LoadBalancer in prod stack 'prod'")
+    assert message.startswith(
+        "Service gke-gpu/llm: a public LoadBalancer in a production stack "
+        '(gke-gpu/production: "true")'
+    )
     assert expected in message, "the message must say what makes the endpoint public"
     assert "workloads[].expose.sourceRanges" in message, "and which config key fixes it"
 
@@ -457,16 +466,22 @@ def test_a_prod_load_balancer_with_restricted_ranges_passes() -> None:
 
 
 def test_open_load_balancers_are_allowed_outside_prod_and_other_services_everywhere() -> None:
-    assert fired("load-balancers-restricted-in-prod", SERVICE, load_balancer(), "dev") == [], (
-        "dev stays reachable for quick tests"
+    dev = load_balancer(production=False)
+    assert fired("load-balancers-restricted-in-prod", SERVICE, dev, "prod") == [], (
+        "dev stays reachable for quick tests, whatever its stack is called"
     )
-    cluster_ip = {"metadata": {"name": "llm-headless"}, "spec": {"clusterIP": "None"}}
+    cluster_ip = {
+        "metadata": {"name": "llm-headless", "labels": {PRODUCTION_LABEL: "true"}},
+        "spec": {"clusterIP": "None"},
+    }
     assert fired("load-balancers-restricted-in-prod", SERVICE, cluster_ip, "prod") == []
 
 
-def test_prod_eu_is_held_to_the_prod_rules() -> None:
-    assert fired("load-balancers-restricted-in-prod", SERVICE, load_balancer(), "prod-eu"), (
-        "a second prod region is just as public"
+def test_an_internal_load_balancer_in_production_may_accept_the_whole_vpc() -> None:
+    internal = load_balancer()
+    internal["metadata"]["annotations"] = {"networking.gke.io/load-balancer-type": "Internal"}
+    assert fired("load-balancers-restricted-in-prod", SERVICE, internal, "prod") == [], (
+        "an internal load balancer is reachable from the VPC only, never from the internet"
     )
 
 
@@ -528,20 +543,20 @@ def test_a_cpu_node_pool_may_stay_warm() -> None:
 
 
 def test_a_prod_cluster_without_deletion_protection_is_rejected() -> None:
-    props = {"name": "gpu-prod", "deletionProtection": False}
-    (message,) = fired("deletion-protection-in-prod", CLUSTER, props, "prod")
-    assert message.startswith("cluster \"gpu-prod\" in prod stack 'prod'")
-    assert "set cluster.deletionProtection: true in Pulumi.prod.yaml".lower() in message.lower()
+    props = prod_cluster(deletionProtection=False)
+    (message,) = fired("deletion-protection-in-prod", CLUSTER, props, "eu")
+    assert message.startswith('cluster "gpu-prod" is marked production')
+    assert "set cluster.deletionProtection: true in Pulumi.eu.yaml".lower() in message.lower()
 
 
 @pytest.mark.parametrize(
     ("props", "stack"),
     [
-        ({"name": "gpu-prod", "deletionProtection": True}, "prod"),
-        ({"name": "gpu-prod"}, "prod"),
-        ({"name": "gpu-dev", "deletionProtection": False}, "dev"),
+        (prod_cluster(deletionProtection=True), "prod"),
+        (prod_cluster(), "prod"),
+        ({"name": "gpu-dev", "deletionProtection": False}, "prod"),
     ],
-    ids=["on", "unset-defaults-to-on", "dev-may-turn-it-off"],
+    ids=["on", "unset-defaults-to-on", "unmarked-may-turn-it-off-even-if-named-prod"],
 )
 def test_deletion_protection_on_or_outside_prod_passes(props: dict[str, Any], stack: str) -> None:
     assert fired("deletion-protection-in-prod", CLUSTER, props, stack) == []
@@ -627,7 +642,7 @@ def test_the_pack_has_one_policy_per_rule_with_the_same_level() -> None:
     assert PACK_NAME == "gke-gpu-policies"
 
 
-def test_a_policy_reports_its_rules_messages_for_the_stack_in_the_urn() -> None:
+def test_a_policy_reports_its_rules_messages_by_the_resources_marker() -> None:
     (policy,) = [p for p in build_policies() if p.name == "load-balancers-restricted-in-prod"]
     reported: list[str] = []
 
@@ -637,8 +652,9 @@ def test_a_policy_reports_its_rules_messages_for_the_stack_in_the_urn() -> None:
     policy.validate(_args(SERVICE, unknown_checking_proxy(load_balancer()), "prod"), report)
     assert len(reported) == 1 and "sets no loadBalancerSourceRanges" in reported[0]
     reported.clear()
-    policy.validate(_args(SERVICE, unknown_checking_proxy(load_balancer()), "dev"), report)
-    assert reported == [], "the same Service in dev must pass"
+    unmarked = load_balancer(production=False)
+    policy.validate(_args(SERVICE, unknown_checking_proxy(unmarked), "prod"), report)
+    assert reported == [], "the same Service without the production marker passes, even in 'prod'"
 
 
 def test_the_rules_read_crossguards_proxies_like_plain_data() -> None:

@@ -58,9 +58,15 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
     documents = list(yaml.safe_load_all((dev_plan[1] / "manifests.yaml").read_text()))
     assert sorted((d["apiVersion"], d["kind"]) for d in documents) == [
         ("apps/v1", "Deployment"),
+        ("networking.k8s.io/v1", "NetworkPolicy"),
+        ("networking.k8s.io/v1", "NetworkPolicy"),
         ("v1", "Namespace"),
+        ("v1", "Secret"),
         ("v1", "Service"),
-    ], "the dev stack applies a namespace, the model server and its Service"
+    ], (
+        "the dev stack applies a namespace closed by default, the model server with its API key "
+        "Secret, and its Service with the NetworkPolicy that admits the serving port"
+    )
     service = next(d for d in documents if d["kind"] == "Service")
     assert service["spec"]["ports"][0]["port"] == 80, "ports must stay integers in the YAML"
 
@@ -89,8 +95,14 @@ def test_summary_shows_pools_workloads_and_outputs(
     assert "requests 6 CPU / 24.0 GiB of the 7.31 CPU / 27.0 GiB a node leaves" in printed
     assert "GPUs at max scale: 2 of 4" in printed, "2 replicas on a pool of up to 4 L4 nodes"
     assert "rollout: one extra pod at a time" in printed
-    assert "exposed: LoadBalancer (public IP) port 80, from 203.0.113.0/24" in printed
-    assert 'url = "http://203.0.113.10" *' in printed, "computed outputs carry a star"
+    assert (
+        "exposed: public (external load balancer) port 80, reserved static address, "
+        "from 203.0.113.0/24" in printed
+    )
+    assert "API key required" in printed and "Dataplane V2 enforces it" in printed
+    assert 'url = "http://203.0.113.20" *' in printed, (
+        "computed outputs carry a star (the reserved address)"
+    )
 
 
 def test_secure_values_become_placeholders_and_never_reach_the_plan(

@@ -25,6 +25,24 @@ SECRET_MASK = "[secret]"
 # Documentation address ranges (RFC 5737), so no rendered value is ever a real endpoint.
 LOAD_BALANCER_IP = "203.0.113.10"
 CONTROL_PLANE_IP = "198.51.100.1"
+# A reserved external address (gcp.compute.Address, EXTERNAL): documentation range too.
+STATIC_EXTERNAL_IP = "203.0.113.20"
+# Internal load balancers take an address of the cluster's subnetwork (RFC 1918); the first
+# subnetwork of GKE's default network in us-central1 is 10.128.0.0/20.
+INTERNAL_LOAD_BALANCER_IP = "10.128.0.100"
+STATIC_INTERNAL_IP = "10.128.0.20"
+# The DNS-based control-plane endpoint's domain ("Ex: uid.us-central1.gke.goog", GKE API reference
+# ControlPlaneEndpointsConfig.DNSEndpointConfig.endpoint).
+DNS_ENDPOINT_DOMAIN = "gke.goog"
+# Every value the mock makes up for what the cloud computes; the plan marks outputs holding one.
+MOCKED_VALUES = (
+    LOAD_BALANCER_IP,
+    CONTROL_PLANE_IP,
+    STATIC_EXTERNAL_IP,
+    INTERNAL_LOAD_BALANCER_IP,
+    STATIC_INTERNAL_IP,
+    DNS_ENDPOINT_DOMAIN,
+)
 # A stand-in CA certificate (base64 of a PEM header): real value comes from GKE at create time.
 CLUSTER_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1PQ0stQ0EKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
 # A stand-in project number: Google Cloud project numbers are 12 digits (the "123456789012" of
@@ -132,14 +150,43 @@ class CloudMocks(pulumi.runtime.Mocks):
                 "masterVersion": "1.33.5-gke.1000000",
                 "selfLink": f"https://container.googleapis.com/v1/{cluster_id}",
             }
+            endpoints = inputs.get("controlPlaneEndpointsConfig") or {}
+            if "dnsEndpointConfig" in endpoints:
+                dns = {
+                    **endpoints["dnsEndpointConfig"],
+                    "endpoint": f"gke-{_short_hash(cluster_id)}.{location}.{DNS_ENDPOINT_DOMAIN}",
+                }
+                computed["controlPlaneEndpointsConfig"] = {**endpoints, "dnsEndpointConfig": dns}
             return cluster_id, {**inputs, **computed}
+        if typ == "random:index/randomPassword:RandomPassword":
+            # A deterministic stand-in of the requested length and alphabet; secret as the real
+            # provider returns it (additional_secret_outputs=["bcryptHash", "result"]).
+            result = _password(name, int(inputs.get("length", 16)), bool(inputs.get("special")))
+            computed = {
+                "result": rpc.wrap_rpc_secret(result),
+                "bcryptHash": rpc.wrap_rpc_secret("$2a$10$" + _short_hash(result) * 6),
+            }
+            return f"{name}-id", {**inputs, **computed}
+        if typ == "gcp:compute/address:Address":
+            internal = inputs.get("addressType") == "INTERNAL"
+            address = STATIC_INTERNAL_IP if internal else STATIC_EXTERNAL_IP
+            region = inputs.get("region")
+            address_id = f"projects/{project}/regions/{region}/addresses/{inputs.get('name')}"
+            return address_id, {**inputs, "address": address}
         if typ == "gcp:container/nodePool:NodePool":
             pool_id = f"{inputs.get('location')}/{inputs.get('cluster')}/{inputs.get('name')}"
             return pool_id, {**inputs, "instanceGroupUrls": []}
         if typ == "kubernetes:core/v1:Service":
             state = dict(inputs)
-            if inputs.get("spec", {}).get("type") == "LoadBalancer":
-                state["status"] = {"loadBalancer": {"ingress": [{"ip": LOAD_BALANCER_IP}]}}
+            spec = inputs.get("spec", {})
+            if spec.get("type") == "LoadBalancer":
+                annotations = (inputs.get("metadata") or {}).get("annotations") or {}
+                internal = annotations.get("networking.gke.io/load-balancer-type") == "Internal"
+                # A requested address is the one the load balancer gets.
+                ip = spec.get("loadBalancerIP") or (
+                    INTERNAL_LOAD_BALANCER_IP if internal else LOAD_BALANCER_IP
+                )
+                state["status"] = {"loadBalancer": {"ingress": [{"ip": ip}]}}
             return f"{_namespace(inputs)}/{_k8s_name(inputs, name)}", state
         if typ.startswith("kubernetes:") and not typ.startswith("kubernetes:helm"):
             state = dict(inputs)
@@ -167,9 +214,28 @@ class CloudMocks(pulumi.runtime.Mocks):
 
 COMPUTED_KEYS = {
     "gcp:serviceaccount/account:Account": ["email", "member"],
-    "gcp:container/cluster:Cluster": ["endpoint", "masterAuth", "masterVersion", "selfLink"],
+    "gcp:container/cluster:Cluster": [
+        "endpoint",
+        "masterAuth",
+        "masterVersion",
+        "selfLink",
+        "controlPlaneEndpointsConfig",
+    ],
+    "gcp:compute/address:Address": ["address"],
     "kubernetes:core/v1:Service": ["status"],
+    "random:index/randomPassword:RandomPassword": ["result", "bcryptHash"],
 }
+
+
+def _password(name: str, length: int, special: bool) -> str:
+    """Characters from the alphabet RandomPassword uses (letters, digits; specials when asked)."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    if special:
+        alphabet += "!@#$%&*()-_=+[]{}<>:?"
+    digest = hashlib.sha256(f"mock-password/{name}".encode()).digest()
+    while len(digest) < length:
+        digest += hashlib.sha256(digest).digest()
+    return "".join(alphabet[b % len(alphabet)] for b in digest[:length])
 
 
 def _namespace(inputs: Mapping[str, Any]) -> str:

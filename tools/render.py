@@ -25,8 +25,7 @@ from components.config import StackConfig, from_stack_file
 from components.config.source import read_stack_file
 from components.pins import KUBERNETES_SCHEMA_VERSION
 from tools.engine import (
-    CONTROL_PLANE_IP,
-    LOAD_BALANCER_IP,
+    MOCKED_VALUES,
     ROOT,
     SECRET_MASK,
     Recording,
@@ -41,8 +40,6 @@ DEFAULT_KUBERNETES_VERSION = KUBERNETES_SCHEMA_VERSION
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
 # libyaml's emitter when PyYAML was built with it (it is, on PyPI's wheels): 10x faster.
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-# Values the recording engine makes up for what only the cloud computes.
-MOCKED_VALUES = (LOAD_BALANCER_IP, CONTROL_PLANE_IP)
 
 
 @dataclass

@@ -55,11 +55,14 @@ def cluster_lines(config: StackConfig) -> list[str]:
         else "nodes with public IPs"
     )
     control = (
-        f"control plane reachable only from {', '.join(cluster.master_authorized_networks)}"
+        f"control plane IP endpoint only from {', '.join(cluster.master_authorized_networks)}, "
+        "DNS endpoint for IAM-authorized callers (CI)"
         if cluster.master_authorized_networks
         else "control plane reachable from anywhere (IAM still applies)"
     )
     lines.append(f"            {nodes}; {control}")
+    subnet = f", subnetwork {cluster.subnetwork}" if cluster.subnetwork else ""
+    lines.append(f"            network {cluster.network}{subnet}")
     if cluster.mode == "standard":
         # node_count is per zone (NodePool node_count); a regional cluster spreads the pool
         # over the region's default zones (capacity_sources.REGIONAL_DEFAULT_ZONES).
@@ -230,14 +233,7 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             f"(HPA target {scale.target} per pod; Managed Service for Prometheus scrapes "
             "/metrics, the custom metrics adapter serves it)"
         )
-    if w.expose is not None:
-        ranges = ", ".join(w.expose.source_ranges) or "anywhere"
-        if w.expose.type == "LoadBalancer":
-            lines.append(
-                f"            exposed: LoadBalancer (public IP) port {w.expose.port}, from {ranges}"
-            )
-        else:
-            lines.append("            exposed: NodePort on every node (port chosen by Kubernetes)")
+    lines += exposure_lines(config, w)
     return lines
 
 
@@ -340,6 +336,43 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         f"              weights: {weights}",
         f"              still slow: {NODE_BOOT}; loading the weights into GPU memory",
     ]
+
+
+def _enforced(config: StackConfig) -> bool:
+    """Whether the cluster enforces NetworkPolicy: GKE Dataplane V2 (Autopilot always; Standard
+    unless cluster.dataplaneV2 is false); an existing cluster's CNI is not known here."""
+    cluster = config.cluster
+    return isinstance(cluster, ClusterConfig) and (
+        cluster.mode == "autopilot" or cluster.dataplane_v2
+    )
+
+
+def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
+    """Who can reach the workload: public, internal or in-cluster, source ranges, API key,
+    NetworkPolicy."""
+    key = f"API key required (stack output apiKeys.{w.name}, secret)" if w.api_key else "no API key"
+    if isinstance(config.cluster, ClusterConfig):
+        policy = (
+            "NetworkPolicy admits only its port (Dataplane V2 enforces it)"
+            if _enforced(config)
+            else "NetworkPolicy written but NOT enforced (cluster.dataplaneV2: false)"
+        )
+    else:
+        policy = "NetworkPolicy admits only its port (enforced if the cluster's CNI supports it)"
+    e = w.expose
+    if e is None:
+        return [f"            not exposed: no Service, default-deny ingress; {key}"]
+    ranges = ", ".join(e.source_ranges) or "anywhere"
+    static = ", reserved static address" if e.static_ip else ""
+    if e.type == "LoadBalancer":
+        where = f"public (external load balancer) port {e.port}{static}, from {ranges}"
+    elif e.type == "Internal":
+        where = f"internal (VPC-only load balancer) port {e.port}{static}, from {ranges}"
+    elif e.type == "ClusterIP":
+        where = f"in-cluster (ClusterIP) port {e.port}, from pods of namespace {config.namespace}"
+    else:
+        where = "on every node (NodePort chosen by Kubernetes), from anything reaching the nodes"
+    return [f"            exposed: {where}", f"            {key}; {policy}"]
 
 
 def outputs_lines(outputs: dict[str, dict[str, Any]]) -> list[str]:

@@ -20,6 +20,7 @@ from components.config.rules import (
     capacity_sources,
     coldstart,
     drivers,
+    exposure,
     fit,
     names,
     pools,
@@ -129,6 +130,8 @@ def load(
         )
     elif cluster is not None and mode is not None:
         problems += cluster_rules.gke_cluster_problems(cluster, mode, region, ctx)
+    if cluster is not None and mode is not None:
+        problems += exposure.cluster_problems(cluster, mode, region, ctx)
     if mode in ("autopilot", "existing") and raw.get("nodePools"):
         problems.add(
             f"nodePools: node pools exist only in Standard clusters, and cluster.mode is "
@@ -189,6 +192,8 @@ def load(
         problems += w_problems
         problems += drivers.workload_problems(i, w, mode)
         problems += coldstart.workload_problems(i, w, mode)
+        problems += exposure.workload_problems(i, w, mode)
+        problems += exposure.static_ip_problems(i, w, cluster)
         if existing:
             problems += workloads.existing_workload_problems(i, w, device_plugin)
         placed.append((i, w, pool))
@@ -220,17 +225,20 @@ def load(
         )
         capacity_problems, capacity = capacity_sources.workload_problems(i, w, mode, requests)
         problems += capacity_problems
+        one = workloads.resolve_workload(
+            w,
+            final[p.name] if p else None,
+            workloads.secret_env_values(i, w, ctx),
+            fit.rollout(mode or "autopilot", w, i, p, pool_fit, on_pool),
+            requests,
+            drivers.autopilot_selector(w, mode),
+            existing,
+        )
         resolved_workloads.append(
             dataclasses.replace(
-                workloads.resolve_workload(
-                    w,
-                    final[p.name] if p else None,
-                    workloads.secret_env_values(i, w, ctx),
-                    fit.rollout(mode or "autopilot", w, i, p, pool_fit, on_pool),
-                    requests,
-                    drivers.autopilot_selector(w, mode),
-                    existing,
-                ),
+                one,
+                expose=exposure.resolve_expose(w),
+                api_key=exposure.api_key(w),
                 **coldstart.workload_settings(w),
             )
         )
@@ -255,6 +263,7 @@ def load(
             kubeconfig=cluster_rules.kubeconfig(cluster, ctx),
             context=cluster.context,
             device_plugin=device_plugin,
+            production=cluster.production,
         )
         if existing
         else ClusterConfig(
@@ -270,6 +279,13 @@ def load(
             auto_provisioning_limits=capacity_sources.auto_provisioning_limits(
                 mode, location, region, cluster.system_pool, node_pools, resolved_workloads
             ),
+            network=cluster.network or exposure.DEFAULT_NETWORK,
+            subnetwork=cluster.subnetwork,
+            pod_range=cluster.pod_range,
+            service_range=cluster.service_range,
+            node_service_account=cluster.node_service_account,
+            production=cluster.production,
+            dataplane_v2=cluster.dataplane_v2,
         ),
         node_pools=node_pools,
         workloads=tuple(resolved_workloads),

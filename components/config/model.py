@@ -7,7 +7,7 @@ from typing import Literal
 
 import pulumi
 
-from components.config.schema import DevicePluginType, Driver, Kind, Mode
+from components.config.schema import DevicePluginType, Driver, ExposeType, Kind, Mode
 
 NAMESPACE = "gke-gpu"
 
@@ -83,6 +83,21 @@ class ClusterConfig:
     auto_provisioning_limits: tuple[tuple[str, int], ...] = ()
     """Standard: node auto-provisioning resource limits (cpu, memory GB, GPU types) for the
     workloads' ComputeClasses; empty leaves auto-provisioning off."""
+    network: str = "default"
+    """The VPC network (name or self-link); the project's `default` network unless set."""
+    subnetwork: str | None = None
+    """The subnetwork (name or self-link); None: GKE picks the network's subnet of the region."""
+    pod_range: str | None = None
+    """Secondary range name of the subnetwork for pod IPs (None: GKE creates one)."""
+    service_range: str | None = None
+    """Secondary range name of the subnetwork for Service IPs (None: GKE creates one)."""
+    node_service_account: str | None = None
+    """An existing node service account (email); None: the stack creates one."""
+    production: bool = False
+    """cluster.production: the policy pack holds this stack to the production rules."""
+    dataplane_v2: bool = True
+    """Standard: GKE Dataplane V2, which enforces NetworkPolicy (create-only: changing it
+    replaces the cluster). Autopilot always has it."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +124,8 @@ class ExistingClusterConfig:
     """A context of the ambient kubeconfig (KUBECONFIG or ~/.kube/config)."""
     device_plugin: DevicePluginConfig
     mode: Literal["existing"] = "existing"
+    production: bool = False
+    """cluster.production: the policy pack holds this stack to the production rules."""
 
     @property
     def name(self) -> str:
@@ -209,7 +226,9 @@ class Autoscale:
 class Expose:
     port: int
     source_ranges: tuple[str, ...]
-    type: Literal["LoadBalancer", "NodePort"]
+    type: ExposeType
+    static_ip: bool = False
+    """A reserved regional address, so the URL survives a re-created Service."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +277,9 @@ class WorkloadConfig:
         """Replicas at the most: the HPA's maxReplicas when autoscaled (capacity, rollouts)."""
         return self.autoscale.max_replicas if self.autoscale else self.replicas
 
+    api_key: bool = False
+    """The server is protected by a generated API key (env VLLM_API_KEY; rules/exposure.py)."""
+
 
 @dataclass(frozen=True)
 class StackConfig:
@@ -275,6 +297,11 @@ class StackConfig:
     advisories: tuple[str, ...] = field(default=())
     """Settings that work but do not do what they promise (e.g. image streaming of an image
     outside Artifact Registry): shown by `pulumi up` (a warning) and the offline plan."""
+
+    @property
+    def production(self) -> bool:
+        """cluster.production: the policy pack holds the stack to its production rules."""
+        return self.cluster.production
 
     @property
     def exposed(self) -> tuple[WorkloadConfig, ...]:

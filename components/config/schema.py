@@ -21,7 +21,10 @@ ImageType = Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"]
 Kind = Literal["Deployment", "StatefulSet", "Job"]
 DevicePluginType = Literal["static", "gpu-operator", "none"]
 DEVICE_PLUGIN_TYPES: tuple[DevicePluginType, ...] = get_args(DevicePluginType)
-ExposeType = Literal["LoadBalancer", "NodePort"]
+# LoadBalancer: external passthrough load balancer; Internal: GKE's internal passthrough load
+# balancer (reachable from the VPC only); ClusterIP: no load balancer, in-cluster only; NodePort:
+# existing clusters without a load balancer implementation (rules/exposure.py).
+ExposeType = Literal["LoadBalancer", "Internal", "ClusterIP", "NodePort"]
 # auto: surge where the pool has a spare GPU at its maximum, else replace (see rules/capacity.py).
 Rollout = Literal["auto", "surge", "replace"]
 
@@ -41,6 +44,8 @@ Image = Annotated[str, _pattern(formats.IMAGE), StringConstraints(max_length=512
 AbsolutePath = Annotated[str, _pattern(formats.ABSOLUTE_PATH), StringConstraints(max_length=1024)]
 Text = Annotated[str, StringConstraints(max_length=4096)]
 Port = Annotated[int, Field(ge=1, le=65535)]
+NetworkRef = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+GceName = Annotated[str, StringConstraints(min_length=1, max_length=63)]
 
 
 class Model(BaseModel):
@@ -76,6 +81,15 @@ class ClusterSpec(Model):
     system_pool: SystemPoolSpec = SystemPoolSpec()
     kubeconfig: Annotated[str, StringConstraints(max_length=1_000_000)] | None = None
     context: Annotated[str, StringConstraints(min_length=1, max_length=253)] | None = None
+    # Your own VPC (rules/exposure.py checks the formats): names or self-links.
+    network: NetworkRef | None = None
+    subnetwork: NetworkRef | None = None
+    pod_range: GceName | None = None
+    service_range: GceName | None = None
+    node_service_account: Annotated[str, StringConstraints(max_length=254)] | None = None
+    dataplane_v2: bool = True  # Standard: GKE Dataplane V2 (NetworkPolicy enforcement)
+    # Marks the stack as production for the policy pack (policy/rules.py), whatever its name.
+    production: bool = False
 
 
 class DevicePluginSharingSpec(Model):
@@ -178,6 +192,7 @@ class ExposeSpec(Model):
     port: Port = 80
     source_ranges: Annotated[list[str], Field(max_length=100)] = []
     type: ExposeType = "LoadBalancer"
+    static_ip: bool = False
 
 
 class WorkloadSpec(Model):
@@ -205,6 +220,7 @@ class WorkloadSpec(Model):
     fallback: Annotated[list[FallbackSpec], Field(max_length=10)] = []
     model_cache: ModelCacheSpec | None = None
     autoscale: AutoscaleSpec | None = None
+    api_key: bool | None = None  # derived: on for an exposed vLLM server (rules/exposure.py)
 
 
 def aliases(model: type[Model]) -> list[str]:

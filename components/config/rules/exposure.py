@@ -1,0 +1,228 @@
+"""Exposure and network rules: expose types, static addresses, API keys, your own VPC."""
+
+from __future__ import annotations
+
+import re
+
+from components.config import formats
+from components.config.model import Expose
+from components.config.parse import Context
+from components.config.schema import ClusterSpec, Mode, WorkloadSpec
+
+# The environment variable vLLM's OpenAI server reads its API key from: vllm/envs.py declares
+# "VLLM_API_KEY": lambda: os.environ.get("VLLM_API_KEY", None), and the server adds its
+# AuthenticationMiddleware for `args.api_key or [envs.VLLM_API_KEY]` ("Ensure --api-key option from
+# CLI takes precedence over VLLM_API_KEY", vllm/entrypoints/openai/api_server.py build_app). The
+# middleware guards only /v1, /v2, /inference and /cohere, so /health (the probes) and /metrics stay
+# open (GUARDED_PREFIX, vllm/entrypoints/serve/utils/server_utils.py at commit 0753ceeb). Read in
+# the stored vllm-project/vllm sources on 2026-11-22; the v0.29.0 tree itself (components/pins.py)
+# was too large to fetch, and these lines are the same in every stored version.
+API_KEY_ENV = "VLLM_API_KEY"
+API_KEY_FLAG = "--api-key"
+
+# GCE resource names (networks, subnetworks, secondary ranges): RFC 1035, 1-63 characters
+# (https://cloud.google.com/compute/docs/naming-resources).
+GCE_NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
+# Self-links as GKE's API and the Google provider accept them for network/subnetwork: full URLs
+# or the `projects/...` form (pulumi-gcp 10.2.0 Cluster.network: "The name or self_link").
+_API = r"(?:https://www\.googleapis\.com/compute/v1/)?"
+NETWORK_LINK = rf"{_API}projects/(?P<project>{formats.PROJECT_ID})/global/networks/{GCE_NAME}"
+SUBNETWORK_LINK = (
+    rf"{_API}projects/(?P<project>{formats.PROJECT_ID})/regions/(?P<region>{formats.REGION})"
+    rf"/subnetworks/{GCE_NAME}"
+)
+# A service account email: account ids are 6-30 characters
+# (https://cloud.google.com/iam/docs/service-accounts-create).
+SERVICE_ACCOUNT_EMAIL = r"[a-z][-a-z0-9]{4,28}[a-z0-9]@[-a-z0-9.:]+\.gserviceaccount\.com"
+# cluster keys of this module that configure a GKE cluster (refused in mode existing).
+GKE_NETWORK_KEYS = (
+    "network",
+    "subnetwork",
+    "podRange",
+    "serviceRange",
+    "nodeServiceAccount",
+    "dataplaneV2",
+)
+# The auto-mode `default` network has one subnetwork per region, itself named `default`.
+DEFAULT_NETWORK = "default"
+
+
+def is_vllm_server(image: str) -> bool:
+    """vLLM's OpenAI-compatible server image (any registry mirror, tag or digest)."""
+    return image.split("@")[0].split(":")[0].endswith("vllm/vllm-openai")
+
+
+def _sets_key_itself(w: WorkloadSpec) -> str | None:
+    """Where the workload already sets a vLLM API key of its own, if it does."""
+    if API_KEY_ENV in w.env:
+        return f"env.{API_KEY_ENV}"
+    if API_KEY_ENV in w.secret_env:
+        return f"secretEnv.{API_KEY_ENV}"
+    if any(a == API_KEY_FLAG or a.startswith(API_KEY_FLAG + "=") for a in (*w.command, *w.args)):
+        return f"args ({API_KEY_FLAG})"
+    return None
+
+
+def api_key(w: WorkloadSpec) -> bool:
+    """Whether the stack generates an API key for the workload.
+
+    Explicit `apiKey` wins. Unset, it is on for an exposed vLLM server that does not set a key of
+    its own: the default workload (and any vLLM server a stack exposes) never serves an open API.
+    Other images get one only when they ask: the key reaches them as env VLLM_API_KEY, which they
+    can read, or pass on as `$(VLLM_API_KEY)` in args (Kubernetes expands it from the env).
+    """
+    if w.api_key is not None:
+        return w.api_key
+    return (
+        w.expose is not None
+        and w.kind != "Job"
+        and is_vllm_server(w.image)
+        and _sets_key_itself(w) is None
+    )
+
+
+def workload_problems(i: int, w: WorkloadSpec, mode: Mode | None) -> list[str]:
+    path = f"workloads[{i}]"
+    problems: list[str] = []
+    expose = w.expose
+    if expose is not None:
+        load_balanced = expose.type in ("LoadBalancer", "Internal")
+        if expose.type == "ClusterIP" and expose.source_ranges:
+            problems.append(
+                f"{path}.expose.sourceRanges: a ClusterIP Service is reachable only inside the "
+                "cluster and has no load balancer to enforce source ranges. Remove sourceRanges, "
+                "or use type LoadBalancer or Internal."
+            )
+        if expose.type == "Internal" and mode == "existing":
+            problems.append(
+                f"{path}.expose.type: Internal makes GKE's internal passthrough load balancer, "
+                "which an existing cluster does not have. Use LoadBalancer (with your cluster's "
+                "load balancer implementation), ClusterIP or NodePort."
+            )
+        if expose.static_ip and not load_balanced:
+            problems.append(
+                f"{path}.expose.staticIp: only a load balancer has an address to reserve, and "
+                f"type is {expose.type}. Remove staticIp, or use type LoadBalancer or Internal."
+            )
+        elif expose.static_ip and mode == "existing":
+            problems.append(
+                f"{path}.expose.staticIp: reserves a Google Cloud address, but mode 'existing' "
+                "creates nothing in Google Cloud. Remove staticIp and pin the address with your "
+                "load balancer's own settings."
+            )
+    if w.api_key and w.kind == "Job":
+        problems.append(
+            f"{path}.apiKey: a Job serves no requests, so no key would protect anything. "
+            "Remove apiKey."
+        )
+    own = _sets_key_itself(w)
+    if w.api_key and own is not None:
+        problems.append(
+            f"{path}.apiKey: the workload already sets its own key ({path}.{own}); vLLM would "
+            f"use that one, not the generated key the apiKey output gives. Remove apiKey, or "
+            f"remove {own}."
+        )
+    return problems
+
+
+def resolve_expose(w: WorkloadSpec) -> Expose | None:
+    if w.expose is None:
+        return None
+    e = w.expose
+    return Expose(e.port, tuple(e.source_ranges), e.type, e.static_ip)
+
+
+def _reference_problems(
+    key: str, value: str | None, link: str, region: str, ctx: Context
+) -> list[str]:
+    if value is None:
+        return []
+    path = f"cluster.{key}"
+    shown = ctx.show(path, value)
+    if formats.matches(GCE_NAME, value):
+        return []
+    match = re.fullmatch(link, value, flags=re.ASCII)
+    if match is None:
+        kind = "network" if key == "network" else "subnetwork"
+        where = (
+            "global/networks/NAME" if kind == "network" else f"regions/{region}/subnetworks/NAME"
+        )
+        return [
+            f"{path}: {shown} is neither a {kind} name (1-63 lowercase letters, digits and "
+            f"hyphens, starting with a letter) nor a self-link (projects/PROJECT/{where}). "
+            f"Use e.g. {'acme-vpc' if kind == 'network' else 'gpu-subnet'}."
+        ]
+    found = match.groupdict().get("region")
+    if found is not None and region and found != region:
+        return [
+            f"{path}: {shown} is in region {found!r}, but the cluster is in {region!r}; a "
+            "cluster's nodes use a subnetwork of its own region. Name a subnetwork of "
+            f"{region!r}."
+        ]
+    return []
+
+
+def cluster_problems(cluster: ClusterSpec, mode: Mode, region: str, ctx: Context) -> list[str]:
+    """cluster.network/subnetwork/podRange/serviceRange/nodeServiceAccount."""
+    if mode == "existing":
+        given = {
+            f.alias for n, f in ClusterSpec.model_fields.items() if n in cluster.model_fields_set
+        }
+        return [
+            f"cluster.{key}: configures a GKE cluster, but mode 'existing' deploys into a cluster "
+            "this stack does not manage, so it would do nothing. Remove it."
+            for key in GKE_NETWORK_KEYS
+            if key in given
+        ]
+    problems = _reference_problems("network", cluster.network, NETWORK_LINK, region, ctx)
+    problems += _reference_problems("subnetwork", cluster.subnetwork, SUBNETWORK_LINK, region, ctx)
+    if cluster.subnetwork is not None and cluster.network is None:
+        problems.append(
+            "cluster.subnetwork: set without cluster.network, so the cluster would look for it in "
+            "the project's `default` network. Set cluster.network to the subnetwork's network."
+        )
+    for key, value in (("podRange", cluster.pod_range), ("serviceRange", cluster.service_range)):
+        if value is None:
+            continue
+        if not formats.matches(GCE_NAME, value):
+            problems.append(
+                f"cluster.{key}: {ctx.show(f'cluster.{key}', value)} is not a secondary range "
+                "name (1-63 lowercase letters, digits and hyphens, starting with a letter). Use "
+                "the range's name as `gcloud compute networks subnets describe` lists it."
+            )
+        if cluster.subnetwork is None:
+            problems.append(
+                f"cluster.{key}: names a secondary range of the cluster's subnetwork, but "
+                "cluster.subnetwork is not set. Set cluster.network and cluster.subnetwork."
+            )
+    if mode == "autopilot" and not cluster.dataplane_v2:
+        problems.append(
+            "cluster.dataplaneV2: Autopilot clusters always run GKE Dataplane V2 (it enforces "
+            "the workloads' NetworkPolicies). Remove dataplaneV2: false."
+        )
+    account = cluster.node_service_account
+    if account is not None and not formats.matches(SERVICE_ACCOUNT_EMAIL, account):
+        problems.append(
+            f"cluster.nodeServiceAccount: {ctx.show('cluster.nodeServiceAccount', account)} is "
+            "not a service account email. Use e.g. "
+            "'gpu-prod-nodes@acme-ml-prod.iam.gserviceaccount.com'."
+        )
+    return problems
+
+
+def static_ip_problems(i: int, w: WorkloadSpec, cluster: ClusterSpec | None) -> list[str]:
+    """An internal address comes from a subnetwork: with your own network, name it."""
+    if (
+        w.expose is None
+        or not w.expose.static_ip
+        or w.expose.type != "Internal"
+        or cluster is None
+        or cluster.network in (None, DEFAULT_NETWORK)
+        or cluster.subnetwork is not None
+    ):
+        return []
+    return [
+        f"workloads[{i}].expose.staticIp: an internal address is reserved in a subnetwork, and "
+        f"cluster.network is {cluster.network!r} without cluster.subnetwork. Set "
+        "cluster.subnetwork (the cluster's subnetwork)."
+    ]

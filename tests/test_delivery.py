@@ -1,0 +1,183 @@
+"""The pipeline can reach prod safely: discovered stacks, identities per environment, the policy
+pack's environment before every run, a pinned CLI and a destroy that stops before protected
+resources."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tools import stacks
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def _workflow(name: str) -> dict[str, Any]:
+    # PyYAML reads the `on:` key as True (YAML 1.1); only the jobs matter here.
+    document: dict[str, Any] = yaml.safe_load((WORKFLOWS / name).read_text())
+    return document
+
+
+def _steps(name: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    return [(job_name, job.get("steps", [])) for job_name, job in _workflow(name)["jobs"].items()]
+
+
+def _all_steps() -> list[tuple[str, str, int, dict[str, Any]]]:
+    return [
+        (path.name, job, i, step)
+        for path in sorted(WORKFLOWS.glob("*.yml"))
+        for job, steps in _steps(path.name)
+        for i, step in enumerate(steps)
+    ]
+
+
+# --- stacks ------------------------------------------------------------------------------------
+
+
+def test_the_stacks_are_every_stack_file_split_by_protection() -> None:
+    found = stacks.outputs(stacks.discover())
+    assert found == {
+        "all": '["dev","prod"]',
+        "unprotected": '["dev"]',
+        "protected": '["prod"]',
+    }, "dev deploys first; prod (deletion protection, production) waits for it and approval"
+
+
+@pytest.mark.parametrize(
+    ("cluster", "protected"),
+    [
+        (None, True),
+        ({"deletionProtection": False}, False),
+        ({"deletionProtection": False, "production": True}, True),
+        ({"mode": "existing", "context": "kind"}, False),
+    ],
+    ids=["defaults-protect", "unprotected", "production-marker", "existing-cluster"],
+)
+def test_a_new_stack_file_is_picked_up_and_classified(
+    cluster: dict[str, Any] | None, protected: bool, tmp_path: Path
+) -> None:
+    config: dict[str, Any] = {"gcp:project": "acme-ml-test", "gcp:region": "us-central1"}
+    if cluster is not None:
+        config["gke-gpu:cluster"] = cluster
+    (tmp_path / "Pulumi.staging.yaml").write_text(yaml.safe_dump({"config": config}))
+    assert stacks.discover(tmp_path) == [stacks.Stack("staging", protected)], (
+        "adding a stack is adding its file: no workflow lists stacks"
+    )
+
+
+def test_a_stack_file_name_the_workflows_cannot_use_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.Prod_EU.yaml").write_text("config: {}\n")
+    with pytest.raises(ValueError, match="Pulumi.Prod_EU.yaml: stack names are"):
+        stacks.discover(tmp_path)
+
+
+def test_no_workflow_names_a_stack() -> None:
+    for path in sorted(WORKFLOWS.glob("*.yml")):
+        text = path.read_text()
+        assert not re.search(r"stack-name:\s*(dev|prod)\b", text), path.name
+        assert not re.search(r"environment:\s*(dev|prod)\b", text), path.name
+        assert "options:" not in text, f"{path.name}: a fixed list of stacks to choose from"
+    assert "tools.stacks" in (WORKFLOWS / "deploy.yml").read_text()
+    assert "tools.stacks" in (WORKFLOWS / "pull-request.yml").read_text()
+
+
+# --- identities --------------------------------------------------------------------------------
+
+
+def test_previews_use_the_read_only_identity_of_a_preview_environment() -> None:
+    preview = (WORKFLOWS / "pulumi-preview.yml").read_text()
+    assert "vars.GCP_PREVIEW_SERVICE_ACCOUNT" in preview
+    assert "vars.GCP_SERVICE_ACCOUNT" not in preview, (
+        "a pull request's code must never run with the deploy identity"
+    )
+    job = _workflow("pull-request.yml")["jobs"]["preview"]
+    assert job["with"]["environment"] == "${{ matrix.stack }}-preview"
+    assert job["uses"] == "./.github/workflows/pulumi-preview.yml"
+
+
+def test_deploys_use_the_deploy_identity_of_the_stacks_environment_without_pr_rights() -> None:
+    up = (WORKFLOWS / "pulumi-up.yml").read_text()
+    assert "vars.GCP_SERVICE_ACCOUNT" in up and "vars.GCP_PREVIEW_SERVICE_ACCOUNT" not in up
+    for name, job in _workflow("pulumi-up.yml")["jobs"].items():
+        assert "pull-requests" not in job["permissions"], f"{name}: deploys need no PR rights"
+    for name in ("unprotected", "protected"):
+        job = _workflow("deploy.yml")["jobs"][name]
+        assert job["with"]["environment"] == "${{ matrix.stack }}"
+
+
+def test_protected_stacks_deploy_only_after_the_unprotected_ones() -> None:
+    protected = _workflow("deploy.yml")["jobs"]["protected"]
+    assert "unprotected" in protected["needs"]
+    assert "needs.unprotected.result == 'success'" in protected["if"]
+
+
+def test_the_deploy_identity_acts_only_as_the_node_service_account() -> None:
+    delivery = (ROOT / "docs" / "delivery.md").read_text()
+    grants = re.findall(r"add-iam-policy-binding[^\n]*\n(?:[^\n]*\\\n)*[^\n]*", delivery)
+    user = [g for g in grants if "roles/iam.serviceAccountUser" in g]
+    assert user and all(g.startswith('add-iam-policy-binding "$NODE_SA"') for g in user), (
+        "serviceAccountUser on the project would let the deploy identity act as every account"
+    )
+    assert not any(
+        "DEPLOY_SA" in g and ("serviceAccountAdmin" in g or "projectIamAdmin" in g) for g in grants
+    )
+    assert "attribute.environment/${STACK}" in delivery, "bound to its own environment only"
+    assert "nodeServiceAccount:" in (ROOT / "Pulumi.prod.yaml").read_text()
+
+
+# --- every run ---------------------------------------------------------------------------------
+
+
+def test_every_policy_pack_run_has_its_environment_created_first() -> None:
+    jobs = [(p.name, j, s) for p in sorted(WORKFLOWS.glob("*.yml")) for j, s in _steps(p.name)]
+    for workflow, job, steps in jobs:
+        names = [step.get("name", "") for step in steps]
+        for i, step in enumerate(steps):
+            if "policyPacks" in (step.get("with") or {}) or "--policy-pack" in step.get("run", ""):
+                before = names[:i]
+                assert any("Policy pack environment" in n for n in before), (
+                    f"{workflow}/{job}: `--policy-pack policy` needs policy/.venv"
+                )
+                setup = next(s for s in steps if "Policy pack environment" in s.get("name", ""))
+                assert "uv sync --frozen --inexact" in setup["run"]
+                assert 'UV_PROJECT_ENVIRONMENT="$PWD/.venv"' in setup["run"], (
+                    "the same venv Pulumi's uv toolchain uses (PulumiPolicy.yaml virtualenv)"
+                )
+                assert any("setup-uv" in str(s.get("uses", "")) for s in steps[:i]), (
+                    "Pulumi's uv toolchain needs uv on PATH"
+                )
+
+
+def test_every_pulumi_cli_is_the_pinned_one_the_sdk_matches() -> None:
+    pinned = (ROOT / ".pulumi-version").read_text().strip()
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    sdk = next(d for d in pyproject["project"]["dependencies"] if d.startswith("pulumi=="))
+    assert sdk == f"pulumi=={pinned}", "the CLI and the SDK are released together: keep them equal"
+    uses = [
+        (workflow, job, step)
+        for workflow, job, _, step in _all_steps()
+        if str(step.get("uses", "")).startswith("pulumi/actions@")
+    ]
+    assert uses, "the workflows must install Pulumi through pulumi/actions"
+    for workflow, job, step in uses:
+        assert step["with"].get("pulumi-version-file") == ".pulumi-version", (
+            f"{workflow}/{job}: an unpinned CLI changes under the pipeline"
+        )
+
+
+def test_destroy_stops_on_protected_resources_and_previews_before_deleting() -> None:
+    steps = dict(_steps("destroy.yml"))["destroy"]
+    names = [s.get("name", "") for s in steps]
+    guard = names.index("Stop if the state holds protected resources")
+    preview = names.index("Preview the destroy")
+    destroy = names.index("Destroy")
+    assert guard < preview < destroy, "nothing is deleted before both checks pass"
+    assert "pulumi destroy --preview-only" in steps[preview]["run"]
+    assert ".protect == true" in steps[guard]["run"] and "deletionProtection" in steps[guard]["run"]
+    assert "exit 1" in steps[guard]["run"]

@@ -1,0 +1,490 @@
+"""Safe by default: exposure types, static addresses, API keys, NetworkPolicies, your own VPC, the
+DNS control-plane endpoint and the production marker, on the requests the engine would receive."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import yaml
+
+from components.config import ConfigError, load
+from components.config.rules.exposure import API_KEY_ENV
+from policy.rules import evaluate as evaluate_rules
+from tests.conftest import (
+    CLUSTER,
+    DEPLOYMENT,
+    MINIMAL,
+    NAMESPACE,
+    PROVIDER,
+    SERVICE,
+    Run,
+    stack_config,
+)
+from tools import summary
+from tools.engine import SECRET_MASK, CloudMocks, Recording
+
+NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+SECRET = "kubernetes:core/v1:Secret"
+PASSWORD = "random:index/randomPassword:RandomPassword"
+ADDRESS = "gcp:compute/address:Address"
+ROUTER = "gcp:compute/router:Router"
+ACCOUNT = "gcp:serviceaccount/account:Account"
+IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
+INTERNAL = {"networking.gke.io/load-balancer-type": "Internal"}
+
+
+def _exposed(standard: dict[str, Any], **expose: Any) -> dict[str, Any]:
+    config = copy.deepcopy(standard)
+    config["gke-gpu:workloads"][0]["expose"] = {"port": 80, **expose}
+    return config
+
+
+def _problems(config: dict[str, Any], run: Run) -> str:
+    with pytest.raises(ConfigError) as info:
+        run(config)
+    return "\n".join(info.value.problems)
+
+
+def _container(recording: Recording) -> dict[str, Any]:
+    pod = recording.one(DEPLOYMENT).inputs["spec"]["template"]["spec"]
+    container: dict[str, Any] = pod["containers"][0]
+    return container
+
+
+def _workload_policy(recording: Recording) -> dict[str, Any]:
+    (policy,) = [r for r in recording.of_type(NETWORK_POLICY) if r.name.startswith("service-")]
+    return policy.inputs
+
+
+# --- expose.type -------------------------------------------------------------------------------
+
+
+def test_internal_expose_renders_an_internal_load_balancer(standard: dict, run: Run) -> None:
+    recording = run(_exposed(standard, type="Internal", sourceRanges=["10.0.0.0/8"]))
+    service = recording.one(SERVICE).inputs
+    assert service["spec"]["type"] == "LoadBalancer", "GKE makes internal LBs from LoadBalancers"
+    assert service["metadata"]["annotations"] == INTERNAL, (
+        "without GKE's annotation the Service would get a public IP"
+    )
+    assert service["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/8"]
+    outputs = recording.stack_outputs
+    assert outputs["url"] == "http://10.128.0.100", "the URL is the internal address"
+    assert "externalIp" not in outputs, "an internal address is not an external IP"
+
+
+def test_cluster_ip_expose_creates_no_load_balancer_at_all(standard: dict, run: Run) -> None:
+    recording = run(_exposed(standard, type="ClusterIP", port=8080))
+    service = recording.one(SERVICE).inputs
+    assert service["spec"]["type"] == "ClusterIP", "in-cluster only: no load balancer"
+    assert "annotations" not in service["metadata"]
+    assert not {"loadBalancerSourceRanges", "loadBalancerIP"} & set(service["spec"])
+    assert recording.of_type(ADDRESS) == []
+    outputs = recording.stack_outputs
+    assert outputs["endpoints"] == {"llm": "http://llm.gke-gpu.svc.cluster.local:8080"}, (
+        "pods reach a ClusterIP Service by its cluster DNS name"
+    )
+    assert "url" not in outputs and "externalIp" not in outputs, "nothing outside can reach it"
+
+
+def test_default_expose_is_a_public_load_balancer_without_annotation(
+    standard: dict, run: Run
+) -> None:
+    service = run(standard).one(SERVICE).inputs
+    assert service["spec"]["type"] == "LoadBalancer"
+    assert "annotations" not in service["metadata"], "LoadBalancer is the external one"
+
+
+@pytest.mark.parametrize(
+    ("expose", "message"),
+    [
+        (
+            {"type": "ClusterIP", "sourceRanges": ["10.0.0.0/8"]},
+            "workloads[0].expose.sourceRanges: a ClusterIP Service",
+        ),
+        ({"type": "ClusterIP", "staticIp": True}, "workloads[0].expose.staticIp: only a load"),
+        ({"type": "NodePort"}, "workloads[0].expose.type: NodePort is for existing clusters"),
+        ({"type": "Public"}, "workloads[0].expose.type"),
+    ],
+    ids=["cluster-ip-ranges", "cluster-ip-static", "node-port-on-gke", "unknown-type"],
+)
+def test_expose_settings_that_cannot_work_are_refused(
+    expose: dict[str, Any], message: str, standard: dict, run: Run
+) -> None:
+    problems = _problems(_exposed(standard, **expose), run)
+    assert message in problems, problems
+
+
+# --- static addresses --------------------------------------------------------------------------
+
+
+def test_a_static_ip_reserves_an_external_address_the_service_asks_for(
+    standard: dict, run: Run
+) -> None:
+    recording = run(_exposed(standard, staticIp=True, sourceRanges=["203.0.113.0/24"]))
+    address = recording.one(ADDRESS)
+    assert address.inputs["addressType"] == "EXTERNAL" and address.inputs["region"] == (
+        "us-central1"
+    ), "a regional external address, where the passthrough load balancer lives"
+    assert address.inputs["name"] == "gke-gpu-test-llm", "named after cluster and workload"
+    service = recording.one(SERVICE)
+    assert service.inputs["spec"]["loadBalancerIP"] == "203.0.113.20", (
+        "the reserved address must be the one the load balancer gets"
+    )
+    assert address.urn in service.dependencies, "the Service waits for its address"
+    assert recording.stack_outputs["url"] == "http://203.0.113.20"
+
+
+def test_an_internal_static_ip_comes_from_the_clusters_subnetwork(standard: dict, run: Run) -> None:
+    config = _exposed(standard, type="Internal", staticIp=True)
+    config["gke-gpu:cluster"].update(network="acme-vpc", subnetwork="gpu-subnet")
+    address = run(config).one(ADDRESS).inputs
+    assert address["addressType"] == "INTERNAL" and address["subnetwork"] == "gpu-subnet", (
+        "an internal load balancer's address belongs to the cluster's subnetwork"
+    )
+
+
+def test_a_protected_stack_protects_its_published_address(standard: dict, run: Run) -> None:
+    config = _exposed(standard, staticIp=True)
+    config["gke-gpu:cluster"]["deletionProtection"] = True
+    assert run(config).one(ADDRESS).protect, "a protected stack keeps the address its URL uses"
+
+
+def test_an_internal_static_ip_in_your_own_network_needs_the_subnetwork(
+    standard: dict, run: Run
+) -> None:
+    config = _exposed(standard, type="Internal", staticIp=True)
+    config["gke-gpu:cluster"]["network"] = "acme-vpc"
+    assert "workloads[0].expose.staticIp: an internal address" in _problems(config, run)
+
+
+# --- the API key -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def minimal() -> Recording:
+    from tools.engine import run_program
+
+    return run_program(MINIMAL, stack="dev")
+
+
+def test_a_minimal_stack_serves_vllm_behind_a_generated_secret_api_key(
+    minimal: Recording,
+) -> None:
+    password = minimal.one(PASSWORD)
+    assert password.inputs["length"] >= 32 and password.inputs["special"] is False, (
+        "a long key with nothing a shell or an HTTP header needs quoted"
+    )
+    assert "apiKey" in minimal.secret_outputs and "apiKeys" in minimal.secret_outputs, (
+        "the key is a credential: a plain output would print it in every `pulumi up`"
+    )
+    key = minimal.stack_outputs["apiKey"]
+    assert isinstance(key, str) and len(key) == password.inputs["length"] and key.isalnum()
+    assert minimal.stack_outputs["apiKeys"] == {"llm": key}
+
+
+def test_the_key_reaches_vllm_through_a_secret_never_in_plain_text(minimal: Recording) -> None:
+    env = {e["name"]: e for e in _container(minimal).get("env", [])}
+    ref = env[API_KEY_ENV]["valueFrom"]["secretKeyRef"]
+    (secret,) = minimal.of_type(SECRET)
+    assert ref["key"] == API_KEY_ENV and secret.inputs["stringData"] == {
+        API_KEY_ENV: SECRET_MASK
+    }, "vLLM reads VLLM_API_KEY; the value travels only inside a Kubernetes Secret"
+    key = minimal.stack_outputs["apiKey"]
+    assert all(key not in str(r.inputs) for r in minimal.resources), (
+        "the key must not appear in any recorded input (the plan and the state)"
+    )
+    assert minimal.one(PASSWORD).outputs["result"] == SECRET_MASK, (
+        "the random provider returns the key as a secret"
+    )
+
+
+def test_the_recording_engine_returns_a_secret_password_of_the_requested_shape() -> None:
+    from pulumi.runtime import MockResourceArgs, rpc
+
+    args = MockResourceArgs(PASSWORD, "k", {"length": 40.0, "special": False}, "", "", True)
+    _, state = CloudMocks().new_resource(args)
+    assert rpc.is_rpc_secret(state["result"]), "RandomPassword's result is secret"
+    value = rpc.unwrap_rpc_secret(state["result"])
+    assert len(value) == 40 and value.isalnum(), "the mock honours length and special"
+
+
+def test_the_health_probe_stays_reachable_without_the_key(minimal: Recording) -> None:
+    probe = _container(minimal)["readinessProbe"]["httpGet"]
+    assert probe["path"] == "/health", (
+        "vLLM's key guards /v1 only; the probes must not need it (GUARDED_PREFIX)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "generated"),
+    [
+        ({"apiKey": False}, False),
+        ({"image": "ghcr.io/acme/model-server:1.2.3"}, False),
+        ({"image": "ghcr.io/acme/model-server:1.2.3", "apiKey": True}, True),
+        ({"args": ["--model", "Qwen/Qwen2.5-0.5B-Instruct", "--api-key", "mine"]}, False),
+        ({"expose": None}, False),
+    ],
+    ids=["turned-off", "other-server", "other-server-asks", "own-key-in-args", "not-exposed"],
+)
+def test_who_gets_a_generated_key(
+    change: dict[str, Any], generated: bool, standard: dict, run: Run
+) -> None:
+    config = copy.deepcopy(standard)
+    config["gke-gpu:workloads"][0].update(change)
+    recording = run(config)
+    assert bool(recording.of_type(PASSWORD)) is generated
+    assert ("apiKey" in recording.stack_outputs) is generated
+    names = {e["name"] for e in _container(recording).get("env", [])}
+    assert (API_KEY_ENV in names) is generated
+
+
+def test_a_generated_key_next_to_the_workloads_own_key_is_refused(standard: dict, run: Run) -> None:
+    config = copy.deepcopy(standard)
+    config["gke-gpu:workloads"][0].update(apiKey=True, env={API_KEY_ENV: "mine"})
+    assert "workloads[0].apiKey: the workload already sets its own key" in _problems(config, run)
+
+
+def test_the_api_key_output_belongs_to_the_workload_the_url_points_to(
+    standard: dict, run: Run
+) -> None:
+    config = copy.deepcopy(standard)
+    first = config["gke-gpu:workloads"][0]
+    config["gke-gpu:workloads"] = [
+        {**first, "name": "batch", "expose": {"type": "ClusterIP", "port": 8000}},
+        {**first, "name": "chat"},
+    ]
+    config["gke-gpu:nodePools"][0]["maxNodes"] = 4
+    outputs = run(config).stack_outputs
+    assert outputs["url"] == "http://203.0.113.10", "the chat LoadBalancer is the url"
+    assert outputs["apiKey"] == outputs["apiKeys"]["chat"] != outputs["apiKeys"]["batch"], (
+        "the curl in the README pairs `url` with `apiKey`: both must be the same workload's"
+    )
+
+
+# --- NetworkPolicy -----------------------------------------------------------------------------
+
+
+def test_the_namespace_denies_all_ingress_by_default(minimal: Recording) -> None:
+    (deny,) = [r for r in minimal.of_type(NETWORK_POLICY) if r.name.startswith("namespace-")]
+    assert deny.inputs["spec"] == {"podSelector": {}, "policyTypes": ["Ingress"]}, (
+        "every pod of the namespace is isolated unless a policy admits traffic"
+    )
+    assert minimal.one(NAMESPACE).urn in deny.dependencies, "created once the namespace exists"
+
+
+def test_an_exposed_workload_admits_only_its_serving_port_from_anywhere(
+    minimal: Recording,
+) -> None:
+    policy = _workload_policy(minimal)
+    selector = minimal.one(SERVICE).inputs["spec"]["selector"]
+    assert policy["spec"]["podSelector"] == {"matchLabels": selector}, (
+        "the policy must select exactly the pods the Service sends traffic to"
+    )
+    assert policy["spec"]["ingress"] == [{"ports": [{"protocol": "TCP", "port": 8000}]}], (
+        "the container port, from any source: the load balancer enforces sourceRanges"
+    )
+
+
+def test_a_cluster_ip_workload_admits_its_port_only_from_its_namespace(
+    standard: dict, run: Run
+) -> None:
+    policy = _workload_policy(run(_exposed(standard, type="ClusterIP")))
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["from"] == [{"podSelector": {}}], "pods of the same namespace only"
+
+
+def test_an_unexposed_workload_gets_no_admitting_policy(standard: dict, run: Run) -> None:
+    config = copy.deepcopy(standard)
+    config["gke-gpu:workloads"][0]["expose"] = None
+    recording = run(config)
+    assert [r.name for r in recording.of_type(NETWORK_POLICY)] == ["namespace-deny-ingress"], (
+        "nothing serves it from outside, so default deny is all it gets"
+    )
+
+
+def test_standard_clusters_enforce_policies_with_dataplane_v2(standard: dict, run: Run) -> None:
+    assert run(standard).one(CLUSTER).inputs["datapathProvider"] == "ADVANCED_DATAPATH", (
+        "without Dataplane V2 a Standard cluster ignores NetworkPolicy objects"
+    )
+    config = copy.deepcopy(standard)
+    config["gke-gpu:cluster"]["dataplaneV2"] = False
+    assert "datapathProvider" not in run(config).one(CLUSTER).inputs, (
+        "an older cluster keeps its datapath: changing it would replace the cluster"
+    )
+
+
+def test_autopilot_has_dataplane_v2_already(minimal: Recording, run: Run) -> None:
+    assert "datapathProvider" not in minimal.one(CLUSTER).inputs, "Autopilot manages it"
+    config = {**MINIMAL, "gke-gpu:cluster": {"dataplaneV2": False}}
+    assert "cluster.dataplaneV2: Autopilot clusters always run" in _problems(config, run)
+
+
+# --- your own VPC ------------------------------------------------------------------------------
+
+
+def test_network_subnetwork_and_ranges_reach_the_cluster_and_nat(standard: dict, run: Run) -> None:
+    config = copy.deepcopy(standard)
+    config["gke-gpu:cluster"].update(
+        network="acme-vpc",
+        subnetwork="projects/acme-ml-test/regions/us-central1/subnetworks/gpu-subnet",
+        podRange="gpu-pods",
+        serviceRange="gpu-services",
+        privateNodes=True,
+    )
+    recording = run(config)
+    cluster = recording.one(CLUSTER).inputs
+    assert cluster["network"] == "acme-vpc"
+    assert cluster["subnetwork"].endswith("/subnetworks/gpu-subnet")
+    assert cluster["ipAllocationPolicy"] == {
+        "clusterSecondaryRangeName": "gpu-pods",
+        "servicesSecondaryRangeName": "gpu-services",
+    }
+    assert recording.one(ROUTER).inputs["network"] == "acme-vpc", (
+        "Cloud NAT must serve the network the nodes are in"
+    )
+
+
+def test_the_default_network_stays_the_default(minimal: Recording) -> None:
+    cluster = minimal.one(CLUSTER).inputs
+    assert cluster["network"] == "default" and "ipAllocationPolicy" not in cluster
+
+
+@pytest.mark.parametrize(
+    ("cluster", "message"),
+    [
+        ({"subnetwork": "gpu-subnet"}, "cluster.subnetwork: set without cluster.network"),
+        ({"network": "Acme_VPC"}, "cluster.network: 'Acme_VPC' is neither a network name"),
+        (
+            {
+                "network": "acme-vpc",
+                "subnetwork": "projects/acme-ml-test/regions/europe-west4/subnetworks/s",
+            },
+            "is in region 'europe-west4', but the cluster is in 'us-central1'",
+        ),
+        ({"podRange": "gpu-pods"}, "cluster.podRange: names a secondary range"),
+        ({"nodeServiceAccount": "nodes@acme"}, "cluster.nodeServiceAccount: 'nodes@acme' is not"),
+    ],
+    ids=["subnet-without-network", "bad-name", "other-region", "range-without-subnet", "bad-sa"],
+)
+def test_network_settings_are_validated(
+    cluster: dict[str, Any], message: str, standard: dict, run: Run
+) -> None:
+    config = copy.deepcopy(standard)
+    config["gke-gpu:cluster"].update(cluster)
+    problems = _problems(config, run)
+    assert message in problems, problems
+
+
+def test_network_keys_are_refused_on_an_existing_cluster() -> None:
+    raw = {"cluster": {"mode": "existing", "context": "kind-gpu", "network": "acme-vpc"}}
+    with pytest.raises(ConfigError) as info:
+        load(raw, project=None, region=None, stack="test")
+    assert any(
+        p.startswith("cluster.network: configures a GKE cluster") for p in info.value.problems
+    )
+
+
+def test_a_given_node_service_account_is_used_and_none_is_created(standard: dict, run: Run) -> None:
+    config = copy.deepcopy(standard)
+    email = "gpu-nodes@acme-ml-test.iam.gserviceaccount.com"
+    config["gke-gpu:cluster"]["nodeServiceAccount"] = email
+    recording = run(config)
+    assert recording.of_type(ACCOUNT) == [] and recording.of_type(IAM_MEMBER) == [], (
+        "the deploy identity needs no right to create accounts or grant roles"
+    )
+    pools = recording.of_type("gcp:container/nodePool:NodePool")
+    assert pools and all(p.inputs["nodeConfig"]["serviceAccount"] == email for p in pools)
+
+
+# --- the control plane -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def prod() -> Recording:
+    from tools.engine import run_program
+
+    return run_program(stack_config("prod"), stack="prod")
+
+
+def test_authorized_networks_turn_on_the_dns_endpoint_and_the_kubeconfig_uses_it(
+    prod: Recording,
+) -> None:
+    cluster = prod.one(CLUSTER).inputs
+    assert cluster["masterAuthorizedNetworksConfig"]["cidrBlocks"], "the IP endpoint stays limited"
+    assert cluster["controlPlaneEndpointsConfig"] == {
+        "dnsEndpointConfig": {"allowExternalTraffic": True}
+    }, "CI's hosted runners reach the control plane only through the DNS endpoint"
+    kubeconfig = yaml.safe_load(prod.stack_outputs["kubeconfig"])
+    server = kubeconfig["clusters"][0]["cluster"]
+    assert server["server"].startswith("https://gke-") and server["server"].endswith(".gke.goog")
+    assert "certificate-authority-data" not in server, (
+        "the DNS endpoint's certificate is publicly trusted; gcloud writes no CA for it either"
+    )
+    provider = prod.one(PROVIDER)
+    assert provider.inputs["kubeconfig"] == SECRET_MASK, "the provider's kubeconfig is secret"
+
+
+def test_without_authorized_networks_the_ip_endpoint_is_used(minimal: Recording) -> None:
+    assert "controlPlaneEndpointsConfig" not in minimal.one(CLUSTER).inputs
+    server = yaml.safe_load(minimal.stack_outputs["kubeconfig"])["clusters"][0]["cluster"]
+    assert server["server"] == "https://198.51.100.1" and "certificate-authority-data" in server
+
+
+# --- production is the stack's own marker ------------------------------------------------------
+
+
+def _findings(recording: Recording, stack: str) -> list[str]:
+    return [
+        f"[{v.rule}] {v.message}"
+        for r in recording.resources
+        for v in evaluate_rules(r.type, r.inputs, stack)
+        if v.enforcement == "mandatory"
+    ]
+
+
+def test_the_prod_stack_under_another_name_still_fails_an_open_load_balancer(run: Run) -> None:
+    config = stack_config("prod")
+    del config["gke-gpu:workloads"][0]["expose"]["sourceRanges"]
+    findings = _findings(run(config, stack="eu-west"), "eu-west")
+    assert any("[load-balancers-restricted-in-prod]" in f for f in findings), (
+        "production follows cluster.production, not the stack's name"
+    )
+
+
+def test_the_prod_stack_under_another_name_still_needs_deletion_protection(run: Run) -> None:
+    config = stack_config("prod")
+    config["gke-gpu:cluster"]["deletionProtection"] = False
+    findings = _findings(run(config, stack="blue"), "blue")
+    assert any("[deletion-protection-in-prod]" in f for f in findings)
+
+
+def test_a_stack_named_prod_without_the_marker_is_not_production(run: Run) -> None:
+    assert _findings(run(MINIMAL, stack="prod"), "prod") == [], (
+        "the name alone makes nothing production: a minimal stack serves with its API key"
+    )
+
+
+def test_the_production_marker_reaches_the_cluster_and_the_service(prod: Recording) -> None:
+    assert prod.one(CLUSTER).inputs["resourceLabels"] == {"gke-gpu-production": "true"}
+    assert prod.one(SERVICE).inputs["metadata"]["labels"]["gke-gpu/production"] == "true"
+
+
+# --- the review summary ------------------------------------------------------------------------
+
+
+def test_the_summary_says_who_can_reach_each_workload(standard: dict) -> None:
+    raw = {k.split(":", 1)[1]: v for k, v in standard.items() if k.startswith("gke-gpu:")}
+    raw["workloads"][0]["expose"] = {"port": 80, "type": "Internal", "sourceRanges": ["10.0.0.0/8"]}
+    config = load(raw, project="acme-ml-test", region="us-central1", stack="test")
+    internal = "\n".join(summary.exposure_lines(config, config.workloads[0]))
+    assert "internal (VPC-only load balancer) port 80" in internal and "10.0.0.0/8" in internal
+    assert "API key required" in internal and "Dataplane V2 enforces it" in internal
+    raw["workloads"][0]["expose"] = {"port": 80, "type": "ClusterIP"}
+    raw["workloads"][0]["apiKey"] = False
+    raw["cluster"]["dataplaneV2"] = False
+    config = load(raw, project="acme-ml-test", region="us-central1", stack="test")
+    in_cluster = "\n".join(summary.exposure_lines(config, config.workloads[0]))
+    assert "in-cluster (ClusterIP)" in in_cluster and "no API key" in in_cluster
+    assert "NOT enforced" in in_cluster, "a reviewer must see that the policy does nothing"

@@ -488,3 +488,13 @@ def test_the_summary_says_who_can_reach_each_workload(standard: dict) -> None:
     in_cluster = "\n".join(summary.exposure_lines(config, config.workloads[0]))
     assert "in-cluster (ClusterIP)" in in_cluster and "no API key" in in_cluster
     assert "NOT enforced" in in_cluster, "a reviewer must see that the policy does nothing"
+
+
+def test_the_program_and_the_policy_pack_agree_on_the_production_labels() -> None:
+    from components import cluster, service
+    from policy import rules
+
+    assert service.PRODUCTION_LABEL == rules.PRODUCTION_LABEL, (
+        "the pack would never see a production Service and let an open one through"
+    )
+    assert cluster.PRODUCTION_LABEL == rules.PRODUCTION_CLUSTER_LABEL

@@ -112,13 +112,21 @@ def kubeconfig_yaml(context: str, endpoint: str, ca_certificate: str | None) -> 
     return yaml.safe_dump(document, sort_keys=False)
 
 
-def dns_endpoint_of(endpoints: Any) -> str:
-    """The DNS-based control-plane endpoint GKE assigned (uid.<location>.gke.goog)."""
-    dns = getattr(endpoints, "dns_endpoint_config", None)
-    endpoint = getattr(dns, "endpoint", None)
-    if not endpoint:
-        raise ValueError("GKE reported no DNS endpoint for a cluster that enables it")
-    return endpoint
+def dns_endpoint_of(endpoints: Any) -> str | None:
+    """The DNS-based control-plane endpoint GKE assigned (uid.<location>.gke.goog), if any."""
+
+    # Output.all hands nested provider types over as dicts (snake_case keys), .apply as objects.
+    def field(value: Any, name: str) -> Any:
+        return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+    return field(field(endpoints, "dns_endpoint_config"), "endpoint") or None
+
+
+def endpoint_kubeconfig(context: str, ip: str, ca: str | None, endpoints: Any) -> str:
+    """The kubeconfig for the DNS endpoint when GKE reports one (no CA: its certificate is
+    publicly trusted), else for the IP endpoint with the cluster's CA."""
+    dns = dns_endpoint_of(endpoints)
+    return kubeconfig_yaml(context, dns, None) if dns else kubeconfig_yaml(context, ip, ca or "")
 
 
 def node_service_account_id(cluster_name: str) -> str:
@@ -311,9 +319,11 @@ class GkeCluster(pulumi.ComponentResource):
             # Behind authorized networks, `pulumi up` from anywhere else (CI's hosted runners)
             # reaches the control plane through its DNS-based endpoint, where IAM decides.
             self.kubeconfig = pulumi.Output.secret(
-                cluster.control_plane_endpoints_config.apply(
-                    lambda c: kubeconfig_yaml(context, dns_endpoint_of(c), None)
-                )
+                pulumi.Output.all(
+                    cluster.endpoint,
+                    cluster.master_auth.cluster_ca_certificate,
+                    cluster.control_plane_endpoints_config,
+                ).apply(lambda v: endpoint_kubeconfig(context, v[0], v[1], v[2]))
             )
         else:
             self.kubeconfig = pulumi.Output.secret(

@@ -498,3 +498,30 @@ def test_the_program_and_the_policy_pack_agree_on_the_production_labels() -> Non
         "the pack would never see a production Service and let an open one through"
     )
     assert cluster.PRODUCTION_LABEL == rules.PRODUCTION_CLUSTER_LABEL
+
+
+def test_a_kubeconfig_falls_back_to_the_ip_endpoint_until_gke_reports_the_dns_one() -> None:
+    from types import SimpleNamespace
+
+    from components.cluster import endpoint_kubeconfig
+
+    reported = SimpleNamespace(dns_endpoint_config=SimpleNamespace(endpoint="gke-1.x.gke.goog"))
+    dns = yaml.safe_load(endpoint_kubeconfig("c", "198.51.100.1", "Q0E=", reported))
+    assert dns["clusters"][0]["cluster"] == {"server": "https://gke-1.x.gke.goog"}
+    pending = yaml.safe_load(endpoint_kubeconfig("c", "198.51.100.1", "Q0E=", None))
+    assert pending["clusters"][0]["cluster"] == {
+        "server": "https://198.51.100.1",
+        "certificate-authority-data": "Q0E=",
+    }, "a cluster being updated keeps a working kubeconfig until the DNS endpoint exists"
+
+
+def test_the_dns_endpoint_is_read_from_objects_and_from_dicts() -> None:
+    from types import SimpleNamespace
+
+    from components.cluster import dns_endpoint_of
+
+    as_object = SimpleNamespace(dns_endpoint_config=SimpleNamespace(endpoint="a.gke.goog"))
+    as_dict = {"dns_endpoint_config": {"endpoint": "a.gke.goog"}}
+    assert dns_endpoint_of(as_object) == dns_endpoint_of(as_dict) == "a.gke.goog", (
+        "Output.all passes nested provider types as dicts, .apply as objects"
+    )

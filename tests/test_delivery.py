@@ -181,3 +181,13 @@ def test_destroy_stops_on_protected_resources_and_previews_before_deleting() -> 
     assert "pulumi destroy --preview-only" in steps[preview]["run"]
     assert ".protect == true" in steps[guard]["run"] and "deletionProtection" in steps[guard]["run"]
     assert "exit 1" in steps[guard]["run"]
+
+
+def test_the_bootstrap_grants_a_given_node_account_every_role_the_program_would() -> None:
+    from components.cluster import IMAGE_STREAMING_ROLE, NODE_ROLES
+
+    delivery = (ROOT / "docs" / "delivery.md").read_text()
+    for role in (*NODE_ROLES, IMAGE_STREAMING_ROLE):
+        assert re.search(rf'--member="serviceAccount:\$\{{NODE_SA\}}" --role={role}\b', delivery), (
+            f"a node account created by the bootstrap lacks {role}: the program binds none for it"
+        )

@@ -525,3 +525,30 @@ def test_the_dns_endpoint_is_read_from_objects_and_from_dicts() -> None:
     assert dns_endpoint_of(as_object) == dns_endpoint_of(as_dict) == "a.gke.goog", (
         "Output.all passes nested provider types as dicts, .apply as objects"
     )
+
+
+def test_an_autoscaled_workload_lets_the_prometheus_collectors_scrape_its_port(run: Run) -> None:
+    config = {
+        **MINIMAL,
+        "gke-gpu:workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.29.0",
+                "cache": {"size": "30Gi"},
+                "autoscale": {"minReplicas": 1, "maxReplicas": 3},
+                "expose": {"type": "ClusterIP", "port": 8000},
+            }
+        ],
+    }
+    recording = run(config)
+    (scrape,) = [r for r in recording.of_type(NETWORK_POLICY) if "scrape" in r.name]
+    (rule,) = scrape.inputs["spec"]["ingress"]
+    assert rule["from"] == [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gmp-system"}}}
+    ], "the HPA's metric comes from Managed Service for Prometheus' collectors in gmp-system"
+    assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
+    selector = recording.named("service-llm-service").inputs["spec"]["selector"]
+    assert scrape.inputs["spec"]["podSelector"] == {"matchLabels": selector}
+    assert [r for r in run(MINIMAL).of_type(NETWORK_POLICY) if "scrape" in r.name] == [], (
+        "without autoscale nothing needs to scrape the pods"
+    )

@@ -446,7 +446,8 @@ def _totals(stack: str) -> dict[tuple[str, str], float]:
 
 def test_dev_stack_costs_one_spot_l4_node_and_the_cluster_fee() -> None:
     totals = _totals("dev")
-    node = prices.MACHINE_PRICES["g2-standard-8"]
+    # dev's pod (3 CPU, 10Gi) fits the smallest L4 machine, so Autopilot prices that node.
+    node = prices.MACHINE_PRICES["g2-standard-4"]
     fee = prices.CLUSTER_FEE_PER_HOUR
     assert totals[("idle", "configured")] == pytest.approx(fee + (node.spot or 0))
     assert totals[("max", "configured")] == pytest.approx(fee + (node.spot or 0))
@@ -468,7 +469,7 @@ def test_render_prints_idle_and_max_costs_with_the_price_date(
     assert render.main(["dev", "--out", str(tmp_path)]) == render.EXIT_OK
     out = capsys.readouterr().out
     assert f"list prices of {prices.PRICE_DATE}" in out
-    assert "as configured: idle $0.58/h, max $0.58/h" in out, out
+    assert "as configured: idle $0.50/h, max $0.50/h" in out, out
 
 
 def test_a_flex_start_pool_prints_an_unknown_price_not_zero(

@@ -604,3 +604,14 @@ def test_device_plugin_is_nvidias_current_release_without_fail_on_init_error() -
         "NVIDIA dropped FAIL_ON_INIT_ERROR=false: it silently hides GPU discovery failures"
     )
     assert device_plugin.OPERATOR_VERSION == "v26.7.0", "GPU Operator's newest release"
+
+
+@pytest.mark.parametrize(
+    "stack", ["catalog-standard", "catalog-autopilot"], ids=["standard", "autopilot"]
+)
+def test_issue_10_stacks_render_ok(stack: str, tmp_path: Path) -> None:
+    # An RTX PRO 6000 pool on g4-standard-48, an H200 pool with 4g.71gb MIG slices, a T4 pool
+    # on an N1 custom machine; an Autopilot workload on 8 x H200: all offered by GKE today.
+    stack_file = Path(__file__).parent / "stacks" / f"Pulumi.{stack}.yaml"
+    code = render.main([stack, "--stack-file", str(stack_file), "--out", str(tmp_path)])
+    assert code == render.EXIT_OK, "GKE offers every one of these GPUs and shapes"

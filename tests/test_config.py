@@ -631,3 +631,17 @@ def test_vllm_on_autopilot_without_a_cache_disk_is_rejected() -> None:
     assert problem.startswith("workloads[0].cache: the model server downloads its weights"), (
         "Autopilot's 1 GiB default ephemeral storage cannot hold a model: the pod is evicted"
     )
+
+
+def test_a_mirrored_cuda_13_vllm_image_also_gets_the_latest_driver() -> None:
+    raw = _standard()
+    raw["workloads"][0]["image"] = "us-docker.pkg.dev/acme/mirror/vllm-openai:v0.29.0"
+    assert _load(raw).node_pools[0].driver == "latest", (
+        "a mirror in Artifact Registry is the same CUDA 13 build: it needs R580 just the same"
+    )
+
+
+def test_the_cuda_12_vllm_build_keeps_gkes_default_driver() -> None:
+    raw = _standard()
+    raw["workloads"][0]["image"] = "vllm/vllm-openai:v0.29.0-cu129"
+    assert _load(raw).node_pools[0].driver == "default"

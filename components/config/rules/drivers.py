@@ -8,14 +8,30 @@ server and crash it at its first CUDA call; that is refused here, before anythin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from components import catalog, pins
 from components.config.schema import Driver, Mode, NodePoolSpec, WorkloadSpec
 
+# vLLM's unsuffixed vllm-openai tags are CUDA 13 builds from v0.20.0 on (vllm-project/vllm PR 39878,
+# cited in components/pins.py); `-cu12x` tags are the CUDA 12 builds.
+_VLLM_TAG = re.compile(r"v(\d+)\.(\d+)\.\d+(?:\.post\d+)?")
+
+
+def vllm_tag(image: str) -> str | None:
+    """The tag of a vLLM OpenAI server image (Docker Hub or any mirror), else None."""
+    reference = image.split("@")[0]
+    name, colon, tag = reference.rpartition(":")
+    if not colon or "/" in tag:
+        name, tag = reference, ""
+    return tag if name.rsplit("/", 1)[-1] == "vllm-openai" else None
+
 
 def needs_latest_driver(w: WorkloadSpec) -> bool:
-    return w.image == pins.VLLM_IMAGE
+    """A vLLM OpenAI server image that is a CUDA 13 build, from Docker Hub or any mirror."""
+    match = _VLLM_TAG.fullmatch(vllm_tag(w.image) or "")
+    return match is not None and (int(match.group(1)), int(match.group(2))) >= (0, 20)
 
 
 def pool_driver(spec: NodePoolSpec, on_pool: Sequence[WorkloadSpec]) -> Driver:

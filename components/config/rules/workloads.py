@@ -20,6 +20,7 @@ from components.config.model import (
     WorkloadConfig,
 )
 from components.config.parse import Context
+from components.config.rules import drivers
 from components.config.rules.fit import EXISTING_DEFAULT
 from components.config.rules.pools import choices, cidr_problems, gpu_type_problems
 from components.config.schema import Mode, WorkloadSpec
@@ -166,7 +167,7 @@ def workload_problems(
             f"{path}.gpu.type: required on GKE (it picks the node's accelerator). "
             "Set it, e.g. 'nvidia-l4'."
         )
-    if mode == "autopilot" and w.cache is None and _serves_a_model(w):
+    if mode == "autopilot" and w.cache is None and w.model_cache is None and _serves_a_model(w):
         problems.append(
             f"{path}.cache: the model server downloads its weights into the container's "
             "filesystem, and Autopilot requests 1 GiB of ephemeral storage for it by default "
@@ -280,7 +281,7 @@ def existing_workload_problems(
 
 def _serves_a_model(w: WorkloadSpec) -> bool:
     """vLLM's OpenAI server, which fetches `--model` from Hugging Face at start."""
-    return w.image.split("@")[0].split(":")[0].endswith("vllm/vllm-openai")
+    return drivers.vllm_tag(w.image) is not None
 
 
 def default_requests(w: WorkloadSpec, mode: Mode | None) -> Resources:

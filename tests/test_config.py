@@ -645,3 +645,25 @@ def test_the_cuda_12_vllm_build_keeps_gkes_default_driver() -> None:
     raw = _standard()
     raw["workloads"][0]["image"] = "vllm/vllm-openai:v0.29.0-cu129"
     assert _load(raw).node_pools[0].driver == "default"
+
+
+def test_two_workloads_share_the_slots_of_a_mig_pool_at_max_scale() -> None:
+    raw = {
+        "cluster": {"mode": "standard"},
+        "nodePools": [
+            {"gpu": {"type": "nvidia-a100-80gb"}, "partitionSize": "1g.10gb", "maxNodes": 2}
+        ],
+        "workloads": [
+            {"name": "a", "image": "a:1", "gpu": {"type": "nvidia-a100-80gb"}, "replicas": 10},
+            {"name": "b", "image": "b:1", "gpu": {"type": "nvidia-a100-80gb"}, "replicas": 4},
+        ],
+    }
+    assert len(_load(raw).workloads) == 2, (
+        "14 one-slice pods fill two nodes of seven 1g.10gb slices: pods of different workloads "
+        "share a node, so the pool holds them"
+    )
+    raw["workloads"][1]["replicas"] = 5
+    (problem,) = _problems(raw)
+    assert problem.startswith("nodePools[0].maxNodes: 2 node(s)") and "3 nodes" in problem, (
+        "the fifteenth pod needs a third node"
+    )

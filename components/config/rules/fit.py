@@ -10,7 +10,6 @@ components/allocatable.py (GKE's reservations, less GKE's own DaemonSets on GPU 
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -192,13 +191,43 @@ def _gib(memory: int) -> str:
     return f"{memory / 2**30:.1f} GiB"
 
 
+def nodes_needed(
+    pool: NodePoolConfig,
+    fit: PoolFit,
+    placed: Sequence[tuple[int, WorkloadSpec]],
+    extra: dict[int, int] | None = None,
+) -> int:
+    """Nodes the pool's pods take at their maximum (plus `extra` pods per workload), packed
+    first-fit by GPUs, CPU and memory together, largest pods first, as the scheduler fills a
+    node before the autoscaler adds one. Different workloads share a node where they fit."""
+    slots = slots_per_node(pool)
+    pods_to_place: list[tuple[int, int, int]] = []
+    for i, w in placed:
+        count = pods(w) + (extra or {}).get(i, 0)
+        wanted, side = fit.requests[i], sidecar(w)
+        size = (
+            1 if pool.shared else w.gpu.count,
+            wanted.cpu_millicores + side.cpu_millicores,
+            wanted.memory_bytes + side.memory_bytes,
+        )
+        pods_to_place += [size] * count
+    nodes: list[list[int]] = []  # what each node has left: [GPU slots, millicores, bytes]
+    for gpus, cpu, memory in sorted(pods_to_place, reverse=True):
+        node = next((n for n in nodes if n[0] >= gpus and n[1] >= cpu and n[2] >= memory), None)
+        if node is None:
+            node = [slots, fit.room.cpu_millicores, fit.room.memory_bytes]
+            nodes.append(node)
+        node[0], node[1], node[2] = node[0] - gpus, node[1] - cpu, node[2] - memory
+    return len(nodes)
+
+
 def capacity_problems(
     pool: NodePoolConfig, index: int, fit: PoolFit, placed: Sequence[tuple[int, WorkloadSpec]]
 ) -> list[str]:
     """The pool's nodes at maxNodes against what its workloads need at their maximum."""
     if not placed or any(fit.per_node.get(i, 0) < 1 for i, _ in placed):
         return []  # a pod that fits no node is reported already
-    needed = sum(math.ceil(pods(w) / fit.per_node[i]) for i, w in placed)
+    needed = nodes_needed(pool, fit, placed)
     if needed <= pool.max_nodes:
         return []
     names = ", ".join(
@@ -230,9 +259,6 @@ def rollout(
     per_node = fit.per_node.get(index, 0)
     if per_node < 1:
         return "replace"
-    needed = sum(
-        math.ceil((pods(other) + (1 if j == index else 0)) / fit.per_node[j])
-        for j, other in placed
-        if fit.per_node.get(j, 0) >= 1
-    )
+    fitting = [(j, other) for j, other in placed if fit.per_node.get(j, 0) >= 1]
+    needed = nodes_needed(pool, fit, fitting, {index: 1})
     return "surge" if needed <= pool.max_nodes else "replace"

@@ -552,3 +552,23 @@ def test_an_autoscaled_workload_lets_the_prometheus_collectors_scrape_its_port(r
     assert [r for r in run(MINIMAL).of_type(NETWORK_POLICY) if "scrape" in r.name] == [], (
         "without autoscale nothing needs to scrape the pods"
     )
+
+
+def test_a_mirrored_vllm_image_is_protected_by_an_api_key_too(run: Run) -> None:
+    config = {
+        **MINIMAL,
+        "gke-gpu:workloads": [
+            {
+                "name": "llm",
+                "image": "us-docker.pkg.dev/acme/mirror/vllm-openai:v0.29.0",
+                "gpu": {"type": "nvidia-l4", "count": 1},
+                "cache": {"size": "30Gi"},
+                "expose": {"port": 80},
+            }
+        ],
+    }
+    recording = run(config)
+    assert recording.of_type("random:index/randomPassword:RandomPassword"), (
+        "a mirror of vLLM's server is the same open model API: it needs the generated key"
+    )
+    assert "apiKey" in recording.secret_outputs

@@ -509,3 +509,40 @@ def test_an_autoscaled_autopilot_workload_idles_at_min_replicas_and_peaks_at_max
     assert line.max.configured == pytest.approx(3 * line.idle.configured), (
         "the HPA may run 3 pods: the stack's max cost is 3 nodes, its idle cost 1"
     )
+
+
+STANDARD_FALLBACK = """config:
+  gcp:project: acme-ml-dev
+  gcp:region: us-central1
+  gke-gpu:cluster: {mode: standard, deletionProtection: false}
+  gke-gpu:workloads:
+    - name: llm
+      image: us-docker.pkg.dev/acme-ml-dev/mirror/vllm-openai:v0.29.0
+      gpu: {type: nvidia-l4, count: 1}
+      spot: true
+      fallback: [{spot: false}]
+      args: [--model, Qwen/Qwen2.5-0.5B-Instruct]
+      cache: {size: 30Gi}
+      autoscale: {minReplicas: 1, maxReplicas: 6}
+      expose: {port: 80, sourceRanges: [203.0.113.0/24]}
+"""
+
+
+def test_a_standard_stack_with_only_fallback_workloads_renders_its_plan(tmp_path: Path) -> None:
+    stack_file = tmp_path / "Pulumi.sf.yaml"
+    stack_file.write_text(STANDARD_FALLBACK)
+    code = render.main(["sf", "--stack-file", str(stack_file), "--out", str(tmp_path / "out")])
+    assert code == render.EXIT_OK, "the plan (and its summary) must not crash on a ComputeClass"
+
+
+def test_auto_provisioning_limits_cover_the_autoscalers_maximum(tmp_path: Path) -> None:
+    stack_file = tmp_path / "Pulumi.sf.yaml"
+    stack_file.write_text(STANDARD_FALLBACK)
+    plan = render.render("sf", stack_file)
+    cluster = plan.recording.one(CLUSTER).inputs
+    limits = {
+        r["resourceType"]: r["maximum"] for r in cluster["clusterAutoscaling"]["resourceLimits"]
+    }
+    assert limits["nvidia-l4"] >= 6, (
+        "the HPA may run 6 pods of one L4 each: a lower cap leaves replicas Pending"
+    )

@@ -287,6 +287,8 @@ def _from_zero(config: StackConfig, w: WorkloadConfig) -> str | None:
     pool = w.node_pool
     if config.cluster.mode == "autopilot":
         return "Autopilot creates a node for each new pod"
+    if w.compute_class is not None:
+        return f"GKE creates nodes for new pods from ComputeClass {w.compute_class}"
     if pool is not None and pool.min_nodes == 0:
         return f"pool {pool.name} scales from zero (minNodes 0)"
     if pool is not None and w.max_replicas > pool.min_nodes * fit.slots_per_node(pool):
@@ -303,8 +305,7 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     path = _from_zero(config, w)
     pool = w.node_pool
     if path is None:
-        assert pool is not None
-        return [
+        return [] if pool is None else [
             f"            cold start: none at this scale, {pool.min_nodes} warm node(s) "
             f"(minNodes) hold the pods"
         ]

@@ -13,6 +13,7 @@ from typing import Any
 
 from components import allocatable
 from components.config.model import Autoscale, ModelCache, NodePoolConfig, WorkloadConfig
+from components.config.rules import drivers
 from components.config.schema import Mode, NodePoolSpec, WorkloadSpec
 
 # --- image streaming ----------------------------------------------------------------------------
@@ -103,8 +104,7 @@ def _version(text: str) -> tuple[int, ...]:
 def serves_vllm(image: str) -> bool:
     """vLLM's OpenAI server image (the default workload's, or a mirror of it), which takes
     `--model` and exports vLLM's metrics."""
-    repository = image.split("@")[0].rsplit("/", 1)[-1].split(":")[0]
-    return repository == "vllm-openai"
+    return drivers.vllm_tag(image) is not None
 
 
 def registry_host(image: str) -> str:

@@ -7,6 +7,7 @@ import re
 from components.config import formats
 from components.config.model import Expose
 from components.config.parse import Context
+from components.config.rules import drivers
 from components.config.schema import ClusterSpec, Mode, WorkloadSpec
 
 # The environment variable vLLM's OpenAI server reads its API key from: vllm/envs.py declares
@@ -49,7 +50,7 @@ DEFAULT_NETWORK = "default"
 
 def is_vllm_server(image: str) -> bool:
     """vLLM's OpenAI-compatible server image (any registry mirror, tag or digest)."""
-    return image.split("@")[0].split(":")[0].endswith("vllm/vllm-openai")
+    return drivers.vllm_tag(image) is not None
 
 
 def _sets_key_itself(w: WorkloadSpec) -> str | None:

@@ -546,3 +546,28 @@ def test_auto_provisioning_limits_cover_the_autoscalers_maximum(tmp_path: Path) 
     assert limits["nvidia-l4"] >= 6, (
         "the HPA may run 6 pods of one L4 each: a lower cap leaves replicas Pending"
     )
+
+
+def test_a_compute_class_machine_holds_the_pod_and_its_fuse_sidecar() -> None:
+    config = load(
+        {
+            "workloads": [
+                {
+                    "name": "llm",
+                    "image": "vllm/vllm-openai:v0.29.0",
+                    "gpu": {"type": "nvidia-l4", "count": 1},
+                    "resources": {"cpu": "3", "memory": "12Gi"},
+                    "modelCache": {"bucket": "acme-models"},
+                    "fallback": [{"spot": True}],
+                }
+            ]
+        },
+        project="acme-ml-dev",
+        region="us-central1",
+        stack="dev",
+    )
+    first = config.workloads[0].capacity[0]
+    assert first.machine_type != "g2-standard-4", (
+        "g2-standard-4 leaves 12.20 GiB for pods; 12Gi plus the FUSE sidecar's 256Mi does not "
+        "fit, and a ComputeClass with DoNotScaleUp would leave the pod Pending forever"
+    )

@@ -18,7 +18,7 @@ from components import allocatable, catalog
 from components.allocatable import Resources
 from components.catalog import prices
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
-from components.config.rules import capacity_sources
+from components.config.rules import capacity_sources, fit
 
 ON_DEMAND, SPOT = "on-demand", "Spot"
 
@@ -79,7 +79,11 @@ def pod_machine(w: WorkloadConfig) -> catalog.MachineType | None:
     """The node Autopilot creates for one of the workload's pods (the smallest that holds it)."""
     if w.gpu_type is None or w.gpu_type not in catalog.GPU_TYPES:
         return None
-    requests = Resources(allocatable.parse_cpu(w.cpu), allocatable.parse_memory(w.memory))
+    side = fit.sidecar(w)  # the FUSE sidecar shares the pod's node
+    requests = Resources(
+        allocatable.parse_cpu(w.cpu) + side.cpu_millicores,
+        allocatable.parse_memory(w.memory) + side.memory_bytes,
+    )
     way = catalog.SPOT if w.spot else catalog.ON_DEMAND
     machine, _ = capacity_sources.smallest_fitting_machine(w.gpu_type, w.gpu_count, requests, way)
     return machine

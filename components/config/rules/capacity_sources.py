@@ -46,6 +46,7 @@ from components.config.model import (
     Reservation,
     WorkloadConfig,
 )
+from components.config.rules import fit
 from components.config.rules.drivers import needs_latest_driver
 from components.config.rules.pools import choices, gpu_type_problems
 from components.config.schema import (
@@ -292,7 +293,13 @@ def workload_problems(
             problems += alt_problems
             continue
         way = consumption_of(alt.spot, alt.flex_start, alt.reservation)
-        machine, sold = smallest_fitting_machine(gpu_type, count, requests, way)
+        # The node must also hold what GKE injects beside the pod (the FUSE sidecar).
+        side = fit.sidecar(w)
+        whole = Resources(
+            requests.cpu_millicores + side.cpu_millicores,
+            requests.memory_bytes + side.memory_bytes,
+        )
+        machine, sold = smallest_fitting_machine(gpu_type, count, whole, way)
         if not sold:
             machines = catalog.machine_types_for(gpu_type, count)
             problems.append(

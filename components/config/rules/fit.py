@@ -17,7 +17,7 @@ from typing import Literal
 
 from components import allocatable, catalog
 from components.allocatable import Resources
-from components.config.model import NodePoolConfig
+from components.config.model import NodePoolConfig, WorkloadConfig
 from components.config.rules.coldstart import FUSE_SIDECAR_MEMORY_BYTES, FUSE_SIDECAR_MILLICORES
 from components.config.schema import Mode, WorkloadSpec
 
@@ -49,7 +49,7 @@ def pods(w: WorkloadSpec) -> int:
     return w.autoscale.max_replicas if w.autoscale is not None else w.replicas
 
 
-def sidecar(w: WorkloadSpec) -> Resources:
+def sidecar(w: WorkloadSpec | WorkloadConfig) -> Resources:
     """What GKE injects next to each pod of the workload: the Cloud Storage FUSE sidecar's
     requests when it reads a model cache (rules/coldstart.py has the source), else nothing."""
     if w.model_cache is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +11,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.config import ClusterConfig, ExistingClusterConfig
+from components.config import ClusterConfig, ExistingClusterConfig, Secret
 from components.nodepool import CLOUD_PLATFORM_SCOPE, hardened_node_settings
 
 # Least-privilege node identity: Google's "Use least privilege IAM service accounts" guide
@@ -468,9 +469,27 @@ def existing_cluster_identifier(cluster: ExistingClusterConfig) -> str:
     the provider (and every object deployed through it) would be replaced on each rotation.
     Pointing the stack at another cluster means naming another key or context.
     """
+    if isinstance(cluster.kubeconfig, Secret):
+        # An inline kubeconfig: identified by its current context's API server, hashed (the URL
+        # itself stays inside the secret). Rotated credentials keep it; another cluster changes it.
+        return f"existing/kubeconfig-server/{_server_hash(cluster.kubeconfig)}"
     if cluster.kubeconfig is not None:
         return f"existing/kubeconfig/{cluster.kubeconfig}"
     return f"existing/context/{cluster.context}"
+
+
+def _server_hash(kubeconfig: Secret) -> str:
+    try:
+        document = yaml.safe_load(kubeconfig.reveal()) or {}
+        context = next(
+            c["context"] for c in document["contexts"] if c["name"] == document["current-context"]
+        )
+        server = next(
+            c["cluster"]["server"] for c in document["clusters"] if c["name"] == context["cluster"]
+        )
+    except (yaml.YAMLError, KeyError, StopIteration, TypeError):
+        server = "unparsed"  # the provider reports the kubeconfig's own problem at `up`
+    return hashlib.sha256(str(server).encode()).hexdigest()[:16]
 
 
 class ExistingCluster(pulumi.ComponentResource):

@@ -144,8 +144,9 @@ def hardened_node_settings(service_account: pulumi.Input[str]) -> dict[str, Any]
 # creation, see below), `project`/`cluster`/`location` (239-256). Updated in place, so NOT here:
 # machine_type (nodePoolNodeConfigUpdate), image_type, labels, resource_labels,
 # workload_metadata_config, autoscaling, node_locations, management, upgrade_settings.
-# service_account and project/cluster/location are left out: they are derived from the cluster,
-# and a different cluster holds no pool of this name, so they cannot collide.
+# project/cluster/location are left out: a different cluster holds no pool of this name, so
+# they cannot collide. service_account is hashed only when cluster.nodeServiceAccount names one
+# (the stack's own account changes only with the cluster's name, which replaces the cluster).
 # secondary_boot_disks is ForceNew too (node_config.go lines 513-535 at 93c65b2d, the
 # terraform-provider-google-beta HEAD of 2026-08-21; GKE: "when you modify the disk image you must
 # create a new node pool"); it is hashed only when set, so pools without one keep their names.
@@ -158,8 +159,10 @@ def replacement_settings(pool: NodePoolConfig) -> dict[str, Any]:
         if pool.secondary_boot_disk
         else {}
     )
+    account = {"serviceAccount": pool.service_account} if pool.service_account else {}
     return {
         **cold_start,
+        **account,
         "gpuType": pool.gpu_type,
         "gpuCount": pool.gpu_count,
         "gpuDriverVersion": DRIVER_VERSIONS[pool.driver],

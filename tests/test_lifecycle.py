@@ -337,3 +337,26 @@ def test_example_copies_the_stack_file_before_stack_init(example: str) -> None:
         "`stack init --secrets-provider` writes the stack's key into Pulumi.<stack>.yaml; "
         "a copy made afterwards overwrites it and no secret can be read"
     )
+
+
+def test_naming_another_node_service_account_renames_the_gpu_pool(
+    run: Run, standard: dict[str, Any]
+) -> None:
+    before = run(copy.deepcopy(standard))
+    standard["gke-gpu:cluster"]["nodeServiceAccount"] = (
+        "gpu-test-nodes@acme-ml-test.iam.gserviceaccount.com"
+    )
+    after = run(standard)
+
+    def gpu_pool_name(recording: Recording) -> str:
+        (pool,) = [
+            r
+            for r in recording.of_type(NODE_POOL)
+            if r.inputs["nodeConfig"].get("guestAccelerators")
+        ]
+        return pool.inputs["name"]
+
+    assert gpu_pool_name(after) != gpu_pool_name(before), (
+        "service_account forces a replacement: under the same GKE name the new pool would "
+        "collide with the old one, which is deleted only after it"
+    )

@@ -138,3 +138,33 @@ def test_a_secret_nodepools_key_is_refused_naming_only_the_key(run: Run) -> None
     assert any(p.startswith("nodePools: holds a secret") for p in info.value.problems), (
         "nothing in a node pool is secret: a secure value there is a mistake"
     )
+
+
+def _kubeconfig(server: str, token: str) -> str:
+    return (
+        "apiVersion: v1\nkind: Config\ncurrent-context: lab\n"
+        f"clusters: [{{name: lab, cluster: {{server: '{server}'}}}}]\n"
+        "contexts: [{name: lab, context: {cluster: lab, user: lab}}]\n"
+        f"users: [{{name: lab, user: {{token: {token}}}}}]\n"
+    )
+
+
+def _identifier(run: Run, kubeconfig: str) -> str:
+    config = {
+        "gke-gpu:cluster": {"mode": "existing", "kubeconfig": kubeconfig},
+        "gke-gpu:workloads": [
+            {"name": "job", "kind": "Job", "image": "cuda:12", "nodeSelector": {"gpu": "true"}}
+        ],
+    }
+    return run(config, secret_keys=("gke-gpu:cluster",)).one(PROVIDER).inputs["clusterIdentifier"]
+
+
+def test_an_inline_kubeconfig_identifies_its_cluster_by_server_not_credentials(run: Run) -> None:
+    first = _identifier(run, _kubeconfig("https://192.0.2.10:6443", "old"))
+    rotated = _identifier(run, _kubeconfig("https://192.0.2.10:6443", "new"))
+    other = _identifier(run, _kubeconfig("https://192.0.2.99:6443", "old"))
+    assert first == rotated, "rotating the token must not replace everything deployed there"
+    assert first != other, (
+        "another cluster must change the identifier, or Pulumi would think the objects exist there"
+    )
+    assert "192.0.2" not in first and "old" not in first, "the identifier shows no secret part"

@@ -305,10 +305,14 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     path = _from_zero(config, w)
     pool = w.node_pool
     if path is None:
-        return [] if pool is None else [
-            f"            cold start: none at this scale, {pool.min_nodes} warm node(s) "
-            f"(minNodes) hold the pods"
-        ]
+        return (
+            []
+            if pool is None
+            else [
+                f"            cold start: none at this scale, {pool.min_nodes} warm node(s) "
+                f"(minNodes) hold the pods"
+            ]
+        )
     autopilot = config.cluster.mode == "autopilot"
     registry = coldstart.registry_host(w.image)
     eligible = coldstart.in_artifact_registry(w.image)

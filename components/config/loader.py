@@ -238,7 +238,10 @@ class _Load:
             driver = drivers.pool_driver(specs[index], [w for _, w in on_pool])
             self.problems += drivers.pool_problems(index, specs[index], driver, on_pool)
             self.final[pool.name] = dataclasses.replace(
-                pool, machine_type=chosen.machine.name, driver=driver
+                pool,
+                machine_type=chosen.machine.name,
+                driver=driver,
+                service_account=self.cluster.node_service_account if self.cluster else None,
             )
 
     def resolve_workloads(self) -> None:

@@ -43,6 +43,10 @@ class Secret:
     def output(self) -> pulumi.Output[str]:
         return pulumi.Output.secret(self._value)
 
+    def reveal(self) -> str:
+        """The plain value, for a program-side computation that never leaves it (a hash)."""
+        return self._value
+
 
 @dataclass(frozen=True)
 class Reservation:
@@ -156,6 +160,8 @@ class NodePoolConfig:
     partition_size: str | None
     system_overhead: tuple[int, int] = (0, 0)
     """(millicores, bytes) GKE's own DaemonSets request on each node; pods get the rest."""
+    service_account: str | None = None
+    """cluster.nodeServiceAccount when set (a change replaces the pool); None: the stack's own."""
     reservation: Reservation | None = None
     """Consume this reservation (SPECIFIC_RESERVATION), or any (ANY_RESERVATION)."""
     placement: Literal["compact"] | None = None

@@ -156,6 +156,12 @@ def test_gke_pool_name_is_a_valid_gke_name_and_stable(pool: NodePoolConfig) -> N
     assert name == gke_pool_name(copy.deepcopy(pool)), "a name that varies replaces the pool"
 
 
+def test_gke_pool_name_is_pinned_across_releases() -> None:
+    # A golden value: any change to what is hashed, or how, renames (so replaces) every
+    # deployed GPU pool. Change it only with a release note saying so.
+    assert gke_pool_name(_pool()) == "l4-8c5e3ab4", "the hash of a pool's settings moved"
+
+
 @pytest.mark.parametrize(
     ("change", "reason"),
     [

@@ -159,7 +159,7 @@ def test_gke_pool_name_is_a_valid_gke_name_and_stable(pool: NodePoolConfig) -> N
 def test_gke_pool_name_is_pinned_across_releases() -> None:
     # A golden value: any change to what is hashed, or how, renames (so replaces) every
     # deployed GPU pool. Change it only with a release note saying so.
-    assert gke_pool_name(_pool()) == "l4-8c5e3ab4", "the hash of a pool's settings moved"
+    assert gke_pool_name(_pool()) == "l4-9952a056", "the hash of a pool's settings moved"
 
 
 @pytest.mark.parametrize(

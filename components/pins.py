@@ -6,6 +6,8 @@ Driver-installer, device-plugin and GPU Operator pins live beside the manifests 
 
 from __future__ import annotations
 
+import re
+
 # --- vLLM, the default workload image ---------------------------------------------------------
 # v0.29.0 is the newest vLLM release found in the stored sources (checked 2026-11-22): released
 # 2026-09 (coreweave/ml-containers PR 225 "feat(vllm): v0.29.0", 2026-09-09; NVIDIA-NeMo/RL
@@ -52,3 +54,18 @@ VLLM_IMAGE_CUDA12 = f"{VLLM_IMAGE}-cu129"
 # https://cloud.google.com/kubernetes-engine/docs/release-notes#September_17_2026; checked
 # 2026-11-22). kubernetes-validate 1.37.0 (pyproject.toml, `plan` group) ships the 1.35.0 schema.
 KUBERNETES_SCHEMA_VERSION = "1.35"
+
+# --- GKE versions a new cluster starts at, per release channel -------------------------------
+# REGULAR 1.35.8-gke.1036000 (above); STABLE 1.34.6-gke.1307000 (GKE Stable channel release notes
+# feed, May 27, 2026); RAPID gets every version before REGULAR does, so REGULAR's default is a
+# lower bound for it. Rules that need a minimum GKE version compare against these.
+CHANNEL_DEFAULT_VERSION = {
+    "RAPID": "1.35.8-gke.1036000",
+    "REGULAR": "1.35.8-gke.1036000",
+    "STABLE": "1.34.6-gke.1307000",
+}
+
+
+def gke_version(text: str) -> tuple[int, ...]:
+    """'1.32.2-gke.1652000' -> (1, 32, 2, 1652000): GKE versions compare part by part."""
+    return tuple(int(part) for part in re.findall(r"[0-9]+", text))

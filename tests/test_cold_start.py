@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from components import pins
 from components.config import ConfigError, StackConfig, load
 from components.config.rules import coldstart
 from components.nodepool import gke_pool_name, replacement_settings
@@ -172,7 +173,7 @@ def test_a_channel_starting_below_the_disk_minimum_is_refused(
     assert coldstart.version_problems("x", "STABLE") == [], (
         "every channel's 2026 default is above GKE's minimum for secondary boot disks"
     )
-    monkeypatch.setitem(coldstart.CHANNEL_DEFAULT_VERSION, "STABLE", "1.29.9-gke.1000000")
+    monkeypatch.setitem(pins.CHANNEL_DEFAULT_VERSION, "STABLE", "1.29.9-gke.1000000")
     (problem,) = coldstart.version_problems("nodePools[0].secondaryBootDisk", "STABLE")
     assert "1.30.1-gke.1329000" in problem and "STABLE" in problem, (
         "a cluster older than GKE's minimum would refuse the pool at create time"

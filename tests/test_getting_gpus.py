@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from components import pins
 from components.catalog import prices
 from components.config import ConfigError, StackConfig, load
 from components.config.rules import capacity_sources
@@ -396,12 +397,10 @@ def test_flex_start_constraints_are_checked(pool: dict[str, Any], path: str) -> 
 def test_flex_start_version_is_checked_against_the_channels_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert capacity_sources.gke_version(
-        capacity_sources.CHANNEL_DEFAULT_GKE["REGULAR"]
-    ) >= capacity_sources.gke_version(capacity_sources.FLEX_START_MIN_GKE), (
-        "the REGULAR channel's default version must run flex-start GPU pools"
-    )
-    monkeypatch.setitem(capacity_sources.CHANNEL_DEFAULT_GKE, "REGULAR", "1.31.5-gke.100")
+    assert pins.gke_version(pins.CHANNEL_DEFAULT_VERSION["REGULAR"]) >= pins.gke_version(
+        capacity_sources.FLEX_START_MIN_GKE
+    ), "the REGULAR channel's default version must run flex-start GPU pools"
+    monkeypatch.setitem(pins.CHANNEL_DEFAULT_VERSION, "REGULAR", "1.31.5-gke.100")
     problems = _problems(_pool_stack(flexStart=True))
     assert any(p.startswith("nodePools[0].flexStart:") and "1.32.2" in p for p in problems)
 

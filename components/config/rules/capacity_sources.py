@@ -60,9 +60,6 @@ from components.config.schema import (
 
 # DWS: the oldest GKE version whose GPU node pools take flex-start.
 FLEX_START_MIN_GKE = "1.32.2-gke.1652000"
-# The default version of each release channel, where a source gives it (components/pins.py:
-# REGULAR's default since 2026-09-17). Channels not listed are not checked (never refused).
-CHANNEL_DEFAULT_GKE = {"REGULAR": "1.35.8-gke.1036000"}
 # COMPACT names A100, L4 and H100; TOOLKIT allows compact placement with flex-start on A3 Ultra
 # (H200) and A4 (B200), so those two take it as well.
 COMPACT_GPUS = frozenset(
@@ -87,11 +84,6 @@ LABEL_VALUE_MAX = 63
 # (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters: "the default node
 # pool ... nine nodes (three per zone) ... across three zones").
 REGIONAL_DEFAULT_ZONES = 3
-
-
-def gke_version(text: str) -> tuple[int, ...]:
-    """'1.32.2-gke.1652000' -> (1, 32, 2, 1652000), for ordering GKE versions."""
-    return tuple(int(part) for part in re.findall(r"\d+", text))
 
 
 def consumption_of(spot: bool, flex_start: bool, reservation: object) -> str:
@@ -169,9 +161,9 @@ def pool_problems(
             "capacity frees up; a pool cannot keep any warm. Set minNodes: 0 (or drop flexStart "
             "for a warm pool)."
         )
-    if spec.flex_start and channel in CHANNEL_DEFAULT_GKE:
-        default = CHANNEL_DEFAULT_GKE[channel]
-        if gke_version(default) < gke_version(FLEX_START_MIN_GKE):
+    if spec.flex_start and channel in pins.CHANNEL_DEFAULT_VERSION:
+        default = pins.CHANNEL_DEFAULT_VERSION[channel]
+        if pins.gke_version(default) < pins.gke_version(FLEX_START_MIN_GKE):
             problems.append(
                 f"{path}.flexStart: flex-start GPU pools need GKE {FLEX_START_MIN_GKE} or later, "
                 f"and the {channel} channel creates clusters at {default}. Use a newer channel."

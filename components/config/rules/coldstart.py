@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from components import allocatable
+from components import allocatable, pins
 from components.config.model import Autoscale, ModelCache, NodePoolConfig, WorkloadConfig
 from components.config.rules import drivers
 from components.config.schema import Mode, NodePoolSpec, WorkloadSpec
@@ -48,15 +48,6 @@ DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io", "registry-1.docker.io")
 # (terraform-google-modules/terraform-docs-samples gke/standard/zonal/secondary-boot-disk/main.tf
 # at f5229f30); no cluster-level setting is needed for a disk image in the cluster's project.
 SECONDARY_BOOT_DISK_MIN_VERSION = "1.30.1-gke.1329000"
-# The default GKE version for new clusters per release channel (a new cluster starts there):
-# REGULAR 1.35.8-gke.1036000 (GKE release notes, September 17, 2026; components/pins.py);
-# STABLE 1.34.6-gke.1307000 (GKE Stable channel release notes feed, May 27, 2026); RAPID gets
-# every version before REGULAR does, so REGULAR's default is a lower bound for it.
-CHANNEL_DEFAULT_VERSION = {
-    "RAPID": "1.35.8-gke.1036000",
-    "REGULAR": "1.35.8-gke.1036000",
-    "STABLE": "1.34.6-gke.1307000",
-}
 # Compute Engine image names: RFC 1035 labels of at most 63 characters; GKE takes
 # global/images/NAME (same project) or projects/PROJECT/global/images/NAME (GKE's page above,
 # "--secondary-boot-disk=disk-image=global/images/DISK_IMAGE_NAME").
@@ -94,11 +85,6 @@ METRIC_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 
 def _fullmatch(pattern: str, value: str) -> bool:
     return re.fullmatch(pattern, value, flags=re.ASCII) is not None
-
-
-def _version(text: str) -> tuple[int, ...]:
-    """1.30.1-gke.1329000 -> (1, 30, 1, 1329000): GKE versions compare part by part."""
-    return tuple(int(part) for part in re.findall(r"\d+", text))
 
 
 def serves_vllm(image: str) -> bool:
@@ -168,8 +154,10 @@ def pool_problems(i: int, spec: NodePoolSpec, release_channel: str | None) -> li
 
 def version_problems(path: str, release_channel: str | None) -> list[str]:
     """A channel whose new clusters start below GKE's minimum for secondary boot disks."""
-    default = CHANNEL_DEFAULT_VERSION.get(release_channel or "")
-    if default is None or _version(default) >= _version(SECONDARY_BOOT_DISK_MIN_VERSION):
+    default = pins.CHANNEL_DEFAULT_VERSION.get(release_channel or "")
+    if default is None or pins.gke_version(default) >= pins.gke_version(
+        SECONDARY_BOOT_DISK_MIN_VERSION
+    ):
         return []
     return [
         f"{path}: secondary boot disks need GKE {SECONDARY_BOOT_DISK_MIN_VERSION} or later, and "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components import pins
+from components import allocatable, pins
 from components.config.schema import Mode
 
 # The pinned vLLM OpenAI server (components/pins.py: version, CUDA build and driver it needs).
@@ -14,7 +14,7 @@ DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 DEFAULT_NAMESPACE = "gke-gpu"
 # Room for the default model's weights plus vLLM's compile caches (components/allocatable.py
 # DEFAULT_MODEL_CACHE explains the figure).
-DEFAULT_CACHE_SIZE = "30Gi"
+DEFAULT_CACHE_SIZE = allocatable.DEFAULT_MODEL_CACHE
 
 
 def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.config import ClusterConfig, ExistingClusterConfig, Secret
-from components.nodepool import CLOUD_PLATFORM_SCOPE, hardened_node_settings
+from components.nodepool import CLOUD_PLATFORM_SCOPE, SHIELDED_INSTANCE, hardened_node_settings
 
 # Least-privilege node identity: Google's "Use least privilege IAM service accounts" guide
 # (cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa)
@@ -434,7 +434,7 @@ def _auto_provisioning(
                     auto_repair=True, auto_upgrade=True
                 ),
                 shielded_instance_config=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsShieldedInstanceConfigArgs(
-                    enable_secure_boot=True, enable_integrity_monitoring=True
+                    **SHIELDED_INSTANCE
                 ),
             )
         ),

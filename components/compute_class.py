@@ -32,7 +32,6 @@ WHEN_UNSATISFIABLE = "DoNotScaleUp"
 # The node label a pod selects a ComputeClass by (the same page, and the GPU Deployment of
 # GoogleCloudPlatform/kubernetes-engine-samples autoscaling/custom-compute-classes/reservations/
 # deployment-gpu.yaml at 2b503651, which selects nothing else).
-COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 # Reservations: Specific names one (optionally shared from another project, not used here);
 # AnyBestEffort consumes any matching reservation and otherwise creates on-demand VMs (CRD enum
 # Specific | AnyBestEffort | None; accelerated-platforms uses AnyBestEffort the same way).

@@ -114,8 +114,9 @@ def stack_cost(config: StackConfig) -> StackCost | None:
     )
     cost.lines.append(Line("GKE cluster fee", fee, fee))
     if cluster.mode == "standard":
-        zones = 1 if cluster.location != config.region else capacity_sources.REGIONAL_DEFAULT_ZONES
-        nodes = cluster.system_nodes * zones
+        nodes = capacity_sources.system_node_count(
+            cluster.system_nodes, cluster.location, config.region
+        )
         system = node_rate(cluster.system_machine_type, None, 0, False, False)
         system = Rate(system.configured, system.on_demand, system.on_demand)  # never Spot
         cost.lines.append(

@@ -64,13 +64,12 @@ def cluster_lines(config: StackConfig) -> list[str]:
     subnet = f", subnetwork {cluster.subnetwork}" if cluster.subnetwork else ""
     lines.append(f"            network {cluster.network}{subnet}")
     if cluster.mode == "standard":
-        # node_count is per zone (NodePool node_count); a regional cluster spreads the pool
-        # over the region's default zones (capacity_sources.REGIONAL_DEFAULT_ZONES).
-        regional = cluster.location == config.region
-        zones = capacity_sources.REGIONAL_DEFAULT_ZONES if regional else 1
+        total = capacity_sources.system_node_count(
+            cluster.system_nodes, cluster.location, config.region
+        )
         lines.append(
             f"            system pool: {cluster.system_nodes} x {cluster.system_machine_type} "
-            f"per zone, {cluster.system_nodes * zones} in all (cluster components; GPU nodes "
+            f"per zone, {total} in all (cluster components; GPU nodes "
             "stay free for GPU pods)"
         )
     if cluster.auto_provisioning_limits:

@@ -86,6 +86,12 @@ LABEL_VALUE_MAX = 63
 REGIONAL_DEFAULT_ZONES = 3
 
 
+def system_node_count(nodes_per_zone: int, location: str, region: str) -> int:
+    """The system pool's nodes in all: its node_count is per zone, and a regional cluster
+    spreads it over REGIONAL_DEFAULT_ZONES zones."""
+    return nodes_per_zone * (1 if location != region else REGIONAL_DEFAULT_ZONES)
+
+
 def consumption_of(spot: bool, flex_start: bool, reservation: object) -> str:
     """How a pool or priority buys its VMs, in the catalog's words (catalog.model)."""
     if flex_start:
@@ -408,10 +414,10 @@ def auto_provisioning_limits(
     a rollout's surge pod, or active migration's new node before the old one drains."""
     if mode != "standard" or not any(w.capacity for w in workloads):
         return ()
-    zones = 1 if location != region else REGIONAL_DEFAULT_ZONES
+    system_nodes = system_node_count(system_pool.nodes, location, region)
     vcpus, memory_gb = _system_shape(system_pool.machine_type)
-    cpu = vcpus * system_pool.nodes * zones
-    memory = memory_gb * system_pool.nodes * zones
+    cpu = vcpus * system_nodes
+    memory = memory_gb * system_nodes
     gpus: dict[str, int] = {}
     for pool in pools:
         machine = catalog.machine_for(pool.gpu_type, pool.gpu_count, pool.machine_type)

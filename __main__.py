@@ -4,12 +4,21 @@ import pulumi
 
 from components.apikey import ApiKey, ApiKeyArgs
 from components.autoscaler import Autoscaler, AutoscalerArgs
+from components.certificate import (
+    CertificateAuthority,
+    CertificateAuthorityArgs,
+    ServerCertificate,
+    ServerCertificateArgs,
+    cluster_dns_names,
+    split_hosts,
+)
 from components.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster, GkeClusterArgs
 from components.compute_class import GpuComputeClass, GpuComputeClassArgs
 from components.config import NAMESPACE, ExistingClusterConfig, Secret, from_pulumi
 from components.config.rules.exposure import API_KEY_ENV
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.driver import NvidiaDriverInstaller, NvidiaDriverInstallerArgs, installer_pools
+from components.gate import ApiGate, ApiGateArgs, gate_selector, gate_settings
 from components.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
 from components.model_cache import ModelCacheAccess, ModelCacheAccessArgs
 from components.namespace import WorkloadNamespace, WorkloadNamespaceArgs
@@ -21,7 +30,7 @@ from components.service import (
     StaticAddress,
     static_address_name,
 )
-from components.workload import GpuWorkload, GpuWorkloadArgs
+from components.workload import GpuWorkload, GpuWorkloadArgs, secret_env_names
 
 config = from_pulumi()
 secrets = pulumi.Config(NAMESPACE)
@@ -117,6 +126,14 @@ metrics_adapter = (
     else None
 )
 
+# The stack's own CA signs the certificate of every endpoint served over TLS; clients trust it
+# through the `caCertificate` output.
+ca = (
+    CertificateAuthority("ca", CertificateAuthorityArgs(stack=pulumi.get_stack()))
+    if any(w.expose.tls for w in config.exposed if w.expose)
+    else None
+)
+
 # The production marker the policy pack reads (cluster.production), never the stack's name.
 production_labels = {PRODUCTION_LABEL: "true"} if config.production else {}
 endpoints: dict[str, pulumi.Input[str | None]] = {}
@@ -174,6 +191,9 @@ for w in config.workloads:
             opts=k8s_opts,
         )
     if w.expose is not None and workload.port is not None:
+        # Every exposed server sits behind its gate (components/gate.py): the Service selects the
+        # gate's pods, and the gate forwards the model API, with the key, to the model's pods.
+        settings = gate_settings(w.expose, api_key=API_KEY_ENV in secret_env_names(w))
         static_address = None
         if w.expose.static_ip and not isinstance(config.cluster, ExistingClusterConfig):
             static_address = StaticAddress(
@@ -188,12 +208,42 @@ for w in config.workloads:
             LoadBalancerServiceArgs(
                 name=w.name,
                 namespace=namespace.name,
-                selector=workload.selector,
+                selector=gate_selector(w.name),
                 port=w.expose.port,
-                target_port=workload.port,
+                target_port=settings.port,
                 source_ranges=w.expose.source_ranges,
                 type=w.expose.type,
                 static_address=static_address,
+                tls=w.expose.tls,
+                labels=production_labels,
+            ),
+            opts=k8s_opts,
+        )
+        certificate = None
+        if w.expose.tls and ca is not None:
+            ips, names = split_hosts(w.expose.hosts)
+            certificate = ServerCertificate(
+                f"cert-{w.name}",
+                ServerCertificateArgs(
+                    ca=ca,
+                    common_name=w.name,
+                    ip_addresses=service.reserved_address.apply(
+                        lambda a, ips=ips: [a, *ips] if a else ips
+                    ),
+                    dns_names=[*names, *cluster_dns_names(w.name, config.namespace)],
+                ),
+            )
+        ApiGate(
+            f"gate-{w.name}",
+            ApiGateArgs(
+                workload=w.name,
+                namespace=namespace.name,
+                model_selector=workload.selector,
+                model_port=workload.port,
+                settings=settings,
+                key_secret=workload.secret_name,
+                pem=certificate.pem if certificate else None,
+                cert_pem=certificate.cert_pem if certificate else None,
                 labels=production_labels,
             ),
             opts=k8s_opts,
@@ -213,6 +263,9 @@ pulumi.export("clusterMode", config.cluster.mode)
 if cluster.kubeconfig is not None:  # a context of the ambient kubeconfig exports no credentials
     pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("endpoints", endpoints)
+if ca is not None:
+    # `curl --cacert <(pulumi stack output caCertificate) $URL/v1/models ...`: public, not secret.
+    pulumi.export("caCertificate", ca.cert_pem)
 if api_keys:
     # `curl -H "Authorization: Bearer $(pulumi stack output apiKey --show-secrets)" $URL/v1/...`
     # The key of the workload `url` points to (else the first protected one), and every key by

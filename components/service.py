@@ -51,9 +51,11 @@ class LoadBalancerServiceArgs:
     name: str
     namespace: pulumi.Input[str]
     selector: dict[str, str]
-    """The workload's pod labels (GpuWorkload.selector), never written twice."""
+    """The pods that serve it: the workload's gate (ApiGate.selector), never written twice."""
     port: int
     target_port: int
+    tls: bool = True
+    """The gate serves TLS on target_port: the URL is https://."""
     source_ranges: tuple[str, ...] = ()
     type: ExposeType = "LoadBalancer"
     static_address: StaticAddress | None = None
@@ -62,17 +64,21 @@ class LoadBalancerServiceArgs:
     """Extra labels on the Service (the production marker the policy pack reads)."""
 
 
-def url_for(address: str | None, port: int) -> str | None:
+DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+def url_for(address: str | None, port: int, tls: bool = True) -> str | None:
     if not address:
         return None
+    scheme = "https" if tls else "http"
     host = f"[{address}]" if ":" in address else address
-    return f"http://{host}" if port == 80 else f"http://{host}:{port}"
+    return f"{scheme}://{host}" if port == DEFAULT_PORTS[scheme] else f"{scheme}://{host}:{port}"
 
 
-def in_cluster_url(service: str, namespace: str, port: int) -> str:
+def in_cluster_url(service: str, namespace: str, port: int, tls: bool = True) -> str:
     """How pods reach a ClusterIP Service: its cluster DNS name (Kubernetes "DNS for Services and
     Pods": <service>.<namespace>.svc.cluster.local)."""
-    return url_for(f"{service}.{namespace}.svc.cluster.local", port) or ""
+    return url_for(f"{service}.{namespace}.svc.cluster.local", port, tls) or ""
 
 
 def first_ingress(status: Any) -> str | None:
@@ -125,8 +131,11 @@ class LoadBalancerService(pulumi.ComponentResource):
 
     external_ip: pulumi.Output[str | None]
     """The load balancer's IP (external or internal), once the cloud has assigned it."""
+    reserved_address: pulumi.Output[str | None]
+    """The reserved address (static_address), known before the Service: the certificate's IP."""
     url: pulumi.Output[str | None]
-    """http://<address>[:port]; the cluster DNS name for ClusterIP; a NodePort description."""
+    """https://<address>[:port] (http:// with tls off); the cluster DNS name for ClusterIP; a
+    NodePort description."""
     node_port: pulumi.Output[int | None]
     """The port every node serves the Service on (NodePort and LoadBalancer types)."""
 
@@ -142,7 +151,7 @@ class LoadBalancerService(pulumi.ComponentResource):
             "selector": args.selector,
             "ports": [
                 {
-                    "name": "http",
+                    "name": "https" if args.tls else "http",
                     "port": args.port,
                     "targetPort": args.target_port,
                     "protocol": "TCP",
@@ -151,8 +160,11 @@ class LoadBalancerService(pulumi.ComponentResource):
         }
         if args.source_ranges and load_balanced:
             spec["loadBalancerSourceRanges"] = list(args.source_ranges)
+        self.reserved_address = pulumi.Output.from_input(None)
         if args.static_address is not None and load_balanced:
-            spec["loadBalancerIP"] = self._reserve(name, args.type, args.static_address).address
+            address = self._reserve(name, args.type, args.static_address).address
+            spec["loadBalancerIP"] = address
+            self.reserved_address = address
         labels = {**args.selector, "app.kubernetes.io/managed-by": "pulumi", **args.labels}
         metadata: dict[str, Any] = {"name": args.name, "namespace": args.namespace}
         service = k8s.core.v1.Service(
@@ -176,7 +188,7 @@ class LoadBalancerService(pulumi.ComponentResource):
                 ),
             ),
         )
-        # Only the serving port reaches the pods; the namespace's default-deny policy
+        # Only the gate's serving port reaches its pods; the namespace's default-deny policy
         # (WorkloadNamespace) turns everything else away.
         k8s.networking.v1.NetworkPolicy(
             f"{name}-netpol",
@@ -190,17 +202,17 @@ class LoadBalancerService(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        port = args.port
+        port, tls = args.port, args.tls
         self.node_port = service.spec.apply(
             lambda s: s.ports[0].node_port if s is not None and s.ports else None
         )
         if load_balanced:
             self.external_ip = service.status.apply(first_ingress)
-            self.url = self.external_ip.apply(lambda address: url_for(address, port))
+            self.url = self.external_ip.apply(lambda address: url_for(address, port, tls))
         elif args.type == "ClusterIP":
             self.external_ip = pulumi.Output.from_input(None)
             self.url = pulumi.Output.from_input(args.namespace).apply(
-                lambda ns, svc=args.name: in_cluster_url(svc, ns, port)
+                lambda ns, svc=args.name: in_cluster_url(svc, ns, port, tls)
             )
         else:
             self.external_ip = pulumi.Output.from_input(None)
@@ -208,7 +220,12 @@ class LoadBalancerService(pulumi.ComponentResource):
                 lambda v, svc=args.name: node_port_endpoint(v[0], svc, v[1])
             )
         self.register_outputs(
-            {"external_ip": self.external_ip, "url": self.url, "node_port": self.node_port}
+            {
+                "external_ip": self.external_ip,
+                "reserved_address": self.reserved_address,
+                "url": self.url,
+                "node_port": self.node_port,
+            }
         )
 
     def _reserve(self, name: str, type_: ExposeType, where: StaticAddress) -> gcp.compute.Address:

@@ -373,6 +373,8 @@ class GpuWorkload(pulumi.ComponentResource):
 
     name: pulumi.Output[str]
     """The workload object's name."""
+    secret_name: pulumi.Output[str | None]
+    """Its Secret (env values from secrets, the API key), if it has one: the gate reads the key."""
     selector: dict[str, str]
     """Labels its pods carry; a Service selects them."""
     port: int | None
@@ -390,6 +392,7 @@ class GpuWorkload(pulumi.ComponentResource):
         metadata = {"name": w.name, "namespace": args.namespace, "labels": labels}
 
         secret_name: pulumi.Output[str] | None = None
+        self.secret_name = pulumi.Output.from_input(None)
         if secret_env_names(w):
             values = args.secret_values or {}
             missing = sorted(k for k in secret_env_names(w) if k not in values)
@@ -403,6 +406,7 @@ class GpuWorkload(pulumi.ComponentResource):
                 opts=child,
             )
             secret_name = secret.metadata.name
+            self.secret_name = secret_name
 
         template_metadata: dict[str, Any] = {"labels": labels}
         if pod_annotations(args.mode, w):
@@ -514,4 +518,4 @@ class GpuWorkload(pulumi.ComponentResource):
                 opts=child,
             )
         self.name = resource.metadata.name
-        self.register_outputs({"name": self.name})
+        self.register_outputs({"name": self.name, "secret_name": self.secret_name})

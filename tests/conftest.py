@@ -45,7 +45,7 @@ STANDARD: dict[str, Any] = {
             "spot": True,
             "port": 8000,
             "probe": {"path": "/health"},
-            "expose": {"port": 80},
+            "expose": {"port": 443},
         }
     ],
 }

@@ -45,9 +45,10 @@ def test_only_project_and_region_give_an_exposed_gpu_endpoint_on_autopilot() -> 
     assert workload.gpu_type == "nvidia-l4" and workload.gpu_count == 1, (
         "the default workload must request a GPU, or the stack is not a GPU service"
     )
-    assert workload.expose is not None and workload.expose.port == 80, (
-        "a stack with only gcp:project and gcp:region must still yield an HTTP endpoint"
+    assert workload.expose is not None and workload.expose.port == 443 and workload.expose.tls, (
+        "a stack with only gcp:project and gcp:region must still yield an HTTPS endpoint"
     )
+    assert workload.expose.static_ip, "its certificate names an address reserved beforehand"
     assert workload.probe is not None, "traffic must wait for the model server to be ready"
 
 

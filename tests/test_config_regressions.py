@@ -65,7 +65,7 @@ AUTOPILOT = (
       port: 8000
       probe: {path: /health}
       cache: {size: 30Gi}
-      expose: {port: 80}
+      expose: {port: 443}
 """
 )
 STANDARD = (
@@ -86,7 +86,7 @@ STANDARD = (
       spot: true
       port: 8000
       probe: {path: /health}
-      expose: {port: 80}
+      expose: {port: 443}
 """
 )
 WORKLOAD: dict[str, Any] = {
@@ -97,7 +97,7 @@ WORKLOAD: dict[str, Any] = {
     "port": 8000,
     "probe": {"path": "/health"},
     "cache": {"size": "30Gi"},
-    "expose": {"port": 80},
+    "expose": {"port": 443},
 }
 GCP = {"gcp:project": "acme-ml-dev", "gcp:region": "us-central1"}
 
@@ -215,8 +215,10 @@ def test_a_stack_file_with_a_nested_secure_env_value_renders_the_users_workload(
         f"offline plan must read it as the CLI does (exit {result.code}: {result.problems})"
     )
     deployments = [r for r in result.resources() if r["type"] == DEPLOYMENT]
-    names = [d["inputs"]["metadata"]["name"] for d in deployments]
-    assert names == ["chat"], f"the user's workload must be kept, got {names}"
+    names = sorted(d["inputs"]["metadata"]["name"] for d in deployments)
+    assert names == ["chat", "chat-gate"], (
+        f"the user's workload (and its gate) must be kept, got {names}"
+    )
     assert_not_shown(result.everything(), CIPHERTEXT)
 
 
@@ -282,7 +284,9 @@ def test_an_unquoted_date_in_env_is_a_string_not_a_crash(tmp_path: Path) -> None
         f"the CLI reads stack files as YAML 1.2, where 2024-01-01 is a string (exit "
         f"{result.code}: {result.problems or result.err[-300:]})"
     )
-    (deployment,) = [r for r in result.resources() if r["type"] == DEPLOYMENT]
+    (deployment,) = [
+        r for r in result.resources() if r["type"] == DEPLOYMENT and "ApiGate" not in r["parent"]
+    ]
     env = deployment["inputs"]["spec"]["template"]["spec"]["containers"][0]["env"]
     value = next(e["value"] for e in env if e["name"] == "BUILD_DATE")
     assert isinstance(value, str) and value.startswith("2024-01-01"), value
@@ -339,7 +343,7 @@ def test_a_boolean_or_float_is_not_taken_for_an_integer(tmp_path: Path, value: s
 
 
 def test_expose_port_on_is_a_string_not_port_1(tmp_path: Path) -> None:
-    text = AUTOPILOT.replace("expose: {port: 80}", "expose: {port: on}")
+    text = AUTOPILOT.replace("expose: {port: 443}", "expose: {port: on}")
     result = render_text(tmp_path, text)
     assert_config_error(result, "workloads[0].expose.port")
 

@@ -60,7 +60,7 @@ EXISTING: dict[str, Any] = {
             "port": 8000,
             "probe": {"path": "/health"},
             "nodeSelector": {"gpu": "true"},
-            "expose": {"port": 80, "type": "NodePort"},
+            "expose": {"port": 443, "type": "NodePort"},
         }
     ],
 }
@@ -367,7 +367,7 @@ def test_static_device_plugin_is_nvidias_unprivileged_daemonset(
 def test_static_time_slicing_mounts_nvidias_config_file(run: Run, existing: dict[str, Any]) -> None:
     existing["gke-gpu:devicePlugin"] = {"type": "static", "sharing": {"replicas": 4}}
     recording = _run(run, existing)
-    config_map = recording.one(CONFIG_MAP).inputs
+    config_map = recording.served(CONFIG_MAP).inputs
     assert config_map["metadata"]["namespace"] == "kube-system"
     assert yaml.safe_load(config_map["data"]["config.yaml"]) == {
         "version": "v1",
@@ -438,7 +438,7 @@ def test_gpu_operator_installs_the_driver_unless_told_otherwise(
 def test_gpu_operator_time_slicing_uses_its_config_map(run: Run, existing: dict[str, Any]) -> None:
     existing["gke-gpu:devicePlugin"] = {"type": "gpu-operator", "sharing": {"replicas": 3}}
     recording = _run(run, existing)
-    config_map = recording.one(CONFIG_MAP).inputs
+    config_map = recording.served(CONFIG_MAP).inputs
     assert config_map["metadata"] == {"name": "time-slicing-config", "namespace": "gpu-operator"}
     sharing = yaml.safe_load(config_map["data"]["any"])["sharing"]["timeSlicing"]
     assert sharing["resources"] == [{"name": "nvidia.com/gpu", "replicas": 3}]
@@ -467,7 +467,7 @@ def test_workloads_wait_for_gpus_to_be_advertised(
     existing["gke-gpu:devicePlugin"] = plugin
     recording = _run(run, existing)
     # The Deployment itself, not its component: a component's depends_on never reaches it.
-    assert recording.named(gpu_object).urn in recording.one(DEPLOYMENT).dependencies, (
+    assert recording.named(gpu_object).urn in recording.served(DEPLOYMENT).dependencies, (
         "a GPU pod created before the plugin runs waits Pending, or fails a Job's first try"
     )
 
@@ -475,7 +475,7 @@ def test_workloads_wait_for_gpus_to_be_advertised(
 def test_existing_workload_selects_only_the_configured_node_labels(
     run: Run, existing: dict
 ) -> None:
-    pod = _run(run, existing).one(DEPLOYMENT).inputs["spec"]["template"]["spec"]
+    pod = _run(run, existing).served(DEPLOYMENT).inputs["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"gpu": "true"}, (
         "GKE labels (gke-accelerator, gke-spot) match no node of a kubeadm cluster"
     )
@@ -486,7 +486,7 @@ def test_node_port_endpoint_says_how_to_reach_it_and_no_url_is_made_up(
     run: Run, existing: dict
 ) -> None:
     recording = _run(run, existing)
-    assert recording.one(SERVICE).inputs["spec"]["type"] == "NodePort"
+    assert recording.served(SERVICE).inputs["spec"]["type"] == "NodePort"
     endpoint = recording.stack_outputs["endpoints"]["llm"]
     assert "NodePort" in endpoint and "any node's address" in endpoint, endpoint
     assert "kubectl -n gke-gpu get service llm" in endpoint, "the user can look the port up"
@@ -500,7 +500,8 @@ def test_load_balancer_on_an_existing_cluster_still_exports_its_url(
 ) -> None:
     del existing["gke-gpu:workloads"][0]["expose"]["type"]
     outputs = _run(run, existing).stack_outputs
-    assert outputs["url"] == "http://203.0.113.10" and outputs["endpoints"]["llm"] == outputs["url"]
+    assert outputs["url"] == "https://203.0.113.10", "the load balancer's address, over HTTPS"
+    assert outputs["endpoints"]["llm"] == outputs["url"]
 
 
 def test_cuda_vector_add_job_runs_once_on_a_gpu_node(run: Run, existing: dict[str, Any]) -> None:

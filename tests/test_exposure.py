@@ -37,7 +37,7 @@ INTERNAL = {"networking.gke.io/load-balancer-type": "Internal"}
 
 def _exposed(standard: dict[str, Any], **expose: Any) -> dict[str, Any]:
     config = copy.deepcopy(standard)
-    config["gke-gpu:workloads"][0]["expose"] = {"port": 80, **expose}
+    config["gke-gpu:workloads"][0]["expose"] = {"port": 443, **expose}
     return config
 
 
@@ -48,7 +48,7 @@ def _problems(config: dict[str, Any], run: Run) -> str:
 
 
 def _container(recording: Recording) -> dict[str, Any]:
-    pod = recording.one(DEPLOYMENT).inputs["spec"]["template"]["spec"]
+    pod = recording.served(DEPLOYMENT).inputs["spec"]["template"]["spec"]
     container: dict[str, Any] = pod["containers"][0]
     return container
 
@@ -63,27 +63,29 @@ def _workload_policy(recording: Recording) -> dict[str, Any]:
 
 def test_internal_expose_renders_an_internal_load_balancer(standard: dict, run: Run) -> None:
     recording = run(_exposed(standard, type="Internal", sourceRanges=["10.0.0.0/8"]))
-    service = recording.one(SERVICE).inputs
+    service = recording.served(SERVICE).inputs
     assert service["spec"]["type"] == "LoadBalancer", "GKE makes internal LBs from LoadBalancers"
     assert service["metadata"]["annotations"] == INTERNAL, (
         "without GKE's annotation the Service would get a public IP"
     )
     assert service["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/8"]
     outputs = recording.stack_outputs
-    assert outputs["url"] == "http://10.128.0.100", "the URL is the internal address"
+    assert outputs["url"] == "https://10.128.0.20", (
+        "the URL is the reserved internal address, over HTTPS (the certificate names it)"
+    )
     assert "externalIp" not in outputs, "an internal address is not an external IP"
 
 
 def test_cluster_ip_expose_creates_no_load_balancer_at_all(standard: dict, run: Run) -> None:
     recording = run(_exposed(standard, type="ClusterIP", port=8080))
-    service = recording.one(SERVICE).inputs
+    service = recording.served(SERVICE).inputs
     assert service["spec"]["type"] == "ClusterIP", "in-cluster only: no load balancer"
     assert "annotations" not in service["metadata"]
     assert not {"loadBalancerSourceRanges", "loadBalancerIP"} & set(service["spec"])
     assert recording.of_type(ADDRESS) == []
     outputs = recording.stack_outputs
-    assert outputs["endpoints"] == {"llm": "http://llm.gke-gpu.svc.cluster.local:8080"}, (
-        "pods reach a ClusterIP Service by its cluster DNS name"
+    assert outputs["endpoints"] == {"llm": "https://llm.gke-gpu.svc.cluster.local:8080"}, (
+        "pods reach a ClusterIP Service by its cluster DNS name, over HTTPS through the gate"
     )
     assert "url" not in outputs and "externalIp" not in outputs, "nothing outside can reach it"
 
@@ -91,7 +93,7 @@ def test_cluster_ip_expose_creates_no_load_balancer_at_all(standard: dict, run: 
 def test_default_expose_is_a_public_load_balancer_without_annotation(
     standard: dict, run: Run
 ) -> None:
-    service = run(standard).one(SERVICE).inputs
+    service = run(standard).served(SERVICE).inputs
     assert service["spec"]["type"] == "LoadBalancer"
     assert "annotations" not in service["metadata"], "LoadBalancer is the external one"
 
@@ -128,12 +130,12 @@ def test_a_static_ip_reserves_an_external_address_the_service_asks_for(
         "us-central1"
     ), "a regional external address, where the passthrough load balancer lives"
     assert address.inputs["name"] == "gke-gpu-test-llm", "named after cluster and workload"
-    service = recording.one(SERVICE)
+    service = recording.served(SERVICE)
     assert service.inputs["spec"]["loadBalancerIP"] == "203.0.113.20", (
         "the reserved address must be the one the load balancer gets"
     )
     assert address.urn in service.dependencies, "the Service waits for its address"
-    assert recording.stack_outputs["url"] == "http://203.0.113.20"
+    assert recording.stack_outputs["url"] == "https://203.0.113.20"
 
 
 def test_an_internal_static_ip_comes_from_the_clusters_subnetwork(standard: dict, run: Run) -> None:
@@ -187,7 +189,7 @@ def test_a_minimal_stack_serves_vllm_behind_a_generated_secret_api_key(
 def test_the_key_reaches_vllm_through_a_secret_never_in_plain_text(minimal: Recording) -> None:
     env = {e["name"]: e for e in _container(minimal).get("env", [])}
     ref = env[API_KEY_ENV]["valueFrom"]["secretKeyRef"]
-    (secret,) = minimal.of_type(SECRET)
+    secret = minimal.named("workload-llm-secret")
     assert ref["key"] == API_KEY_ENV and secret.inputs["stringData"] == {
         API_KEY_ENV: SECRET_MASK
     }, "vLLM reads VLLM_API_KEY; the value travels only inside a Kubernetes Secret"
@@ -257,7 +259,7 @@ def test_the_api_key_output_belongs_to_the_workload_the_url_points_to(
     ]
     config["gke-gpu:nodePools"][0]["maxNodes"] = 4
     outputs = run(config).stack_outputs
-    assert outputs["url"] == "http://203.0.113.10", "the chat LoadBalancer is the url"
+    assert outputs["url"] == "https://203.0.113.20", "the chat LoadBalancer is the url"
     assert outputs["apiKey"] == outputs["apiKeys"]["chat"] != outputs["apiKeys"]["batch"], (
         "the curl in the README pairs `url` with `apiKey`: both must be the same workload's"
     )
@@ -274,16 +276,33 @@ def test_the_namespace_denies_all_ingress_by_default(minimal: Recording) -> None
     assert minimal.one(NAMESPACE).urn in deny.dependencies, "created once the namespace exists"
 
 
-def test_an_exposed_workload_admits_only_its_serving_port_from_anywhere(
+def test_an_exposed_workload_admits_only_the_gates_tls_port_from_anywhere(
     minimal: Recording,
 ) -> None:
     policy = _workload_policy(minimal)
-    selector = minimal.one(SERVICE).inputs["spec"]["selector"]
+    selector = minimal.served(SERVICE).inputs["spec"]["selector"]
     assert policy["spec"]["podSelector"] == {"matchLabels": selector}, (
-        "the policy must select exactly the pods the Service sends traffic to"
+        "the policy must select exactly the pods the Service sends traffic to: the gate's"
     )
-    assert policy["spec"]["ingress"] == [{"ports": [{"protocol": "TCP", "port": 8000}]}], (
-        "the container port, from any source: the load balancer enforces sourceRanges"
+    assert policy["spec"]["ingress"] == [{"ports": [{"protocol": "TCP", "port": 8443}]}], (
+        "the gate's TLS port, from any source: the load balancer enforces sourceRanges"
+    )
+
+
+def test_only_the_gate_reaches_the_model_server(minimal: Recording) -> None:
+    deployment = minimal.served(DEPLOYMENT)
+    model_labels = deployment.inputs["spec"]["selector"]["matchLabels"]
+    (policy,) = [r for r in minimal.of_type(NETWORK_POLICY) if r.name == "gate-llm-netpol"]
+    gate = minimal.named("gate-llm-deployment").inputs["spec"]["selector"]
+    assert policy.inputs["spec"]["podSelector"] == {"matchLabels": model_labels}
+    assert policy.inputs["spec"]["ingress"] == [
+        {"from": [{"podSelector": gate}], "ports": [{"protocol": "TCP", "port": 8000}]}
+    ], "vLLM serves /invocations without its key: nothing but the gate may reach its port"
+    assert minimal.served(SERVICE).inputs["spec"]["selector"] == gate["matchLabels"], (
+        "the load balancer must send traffic to the gate, never to the model's pods"
+    )
+    assert not set(model_labels.items()) <= set(gate["matchLabels"].items()), (
+        "the model's selector must not match gate pods (or the Deployment would adopt them)"
     )
 
 
@@ -468,7 +487,7 @@ def test_a_stack_named_prod_without_the_marker_is_not_production(run: Run) -> No
 
 def test_the_production_marker_reaches_the_cluster_and_the_service(prod: Recording) -> None:
     assert prod.one(CLUSTER).inputs["resourceLabels"] == {"gke-gpu-production": "true"}
-    assert prod.one(SERVICE).inputs["metadata"]["labels"]["gke-gpu/production"] == "true"
+    assert prod.served(SERVICE).inputs["metadata"]["labels"]["gke-gpu/production"] == "true"
 
 
 # --- the review summary ------------------------------------------------------------------------
@@ -476,17 +495,20 @@ def test_the_production_marker_reaches_the_cluster_and_the_service(prod: Recordi
 
 def test_the_summary_says_who_can_reach_each_workload(standard: dict) -> None:
     raw = {k.split(":", 1)[1]: v for k, v in standard.items() if k.startswith("gke-gpu:")}
-    raw["workloads"][0]["expose"] = {"port": 80, "type": "Internal", "sourceRanges": ["10.0.0.0/8"]}
+    raw["workloads"][0]["expose"] = {"type": "Internal", "sourceRanges": ["10.0.0.0/8"]}
     config = load(raw, project="acme-ml-test", region="us-central1", stack="test")
     internal = "\n".join(summary.exposure_lines(config, config.workloads[0]))
-    assert "internal (VPC-only load balancer) port 80" in internal and "10.0.0.0/8" in internal
-    assert "API key required" in internal and "Dataplane V2 enforces it" in internal
+    assert "HTTPS, internal (VPC-only load balancer) port 443" in internal
+    assert "10.0.0.0/8" in internal and "/v1/chat/completions" in internal
+    assert "requires the key on every request" in internal and "caCertificate" in internal
+    assert "reaches the model server directly: nothing" in internal
+    assert "Dataplane V2 enforces it" in internal
     raw["workloads"][0]["expose"] = {"port": 80, "type": "ClusterIP"}
     raw["workloads"][0]["apiKey"] = False
     raw["cluster"]["dataplaneV2"] = False
     config = load(raw, project="acme-ml-test", region="us-central1", stack="test")
     in_cluster = "\n".join(summary.exposure_lines(config, config.workloads[0]))
-    assert "in-cluster (ClusterIP)" in in_cluster and "no API key" in in_cluster
+    assert "in-cluster (ClusterIP)" in in_cluster and "no key at the gate" in in_cluster
     assert "NOT enforced" in in_cluster, "a reviewer must see that the policy does nothing"
 
 
@@ -547,8 +569,10 @@ def test_an_autoscaled_workload_lets_the_prometheus_collectors_scrape_its_port(r
         {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gmp-system"}}}
     ], "the HPA's metric comes from Managed Service for Prometheus' collectors in gmp-system"
     assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
-    selector = recording.named("service-llm-service").inputs["spec"]["selector"]
-    assert scrape.inputs["spec"]["podSelector"] == {"matchLabels": selector}
+    selector = recording.named("workload-llm-deployment").inputs["spec"]["selector"]
+    assert scrape.inputs["spec"]["podSelector"] == selector, (
+        "the collectors scrape the model's pods, not the gate's"
+    )
     assert [r for r in run(MINIMAL).of_type(NETWORK_POLICY) if "scrape" in r.name] == [], (
         "without autoscale nothing needs to scrape the pods"
     )

@@ -32,7 +32,7 @@ WORKLOAD: dict[str, Any] = {
     "fallback": [{"spot": False}, {"gpu": {"type": T4, "count": 1}, "spot": True}],
     "cache": {"size": "30Gi"},
     "resources": {"cpu": "4", "memory": "16Gi"},
-    "expose": {"port": 80},
+    "expose": {"port": 443},
 }
 
 
@@ -139,7 +139,7 @@ def test_workload_with_fallback_selects_its_class_and_pins_no_single_gpu(
     autopilot_fallback: Recording,
 ) -> None:
     name = autopilot_fallback.one(COMPUTE_CLASS).inputs["metadata"]["name"]
-    pod = autopilot_fallback.one(DEPLOYMENT).inputs["spec"]["template"]["spec"]
+    pod = autopilot_fallback.served(DEPLOYMENT).inputs["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"cloud.google.com/compute-class": name}, (
         "a pod pinning an accelerator, Spot or driver label as well could never use a fallback"
     )
@@ -148,7 +148,7 @@ def test_workload_with_fallback_selects_its_class_and_pins_no_single_gpu(
 
 def test_workload_waits_for_its_compute_class(autopilot_fallback: Recording) -> None:
     compute_class = autopilot_fallback.one(COMPUTE_CLASS)
-    deployment = autopilot_fallback.one(DEPLOYMENT)
+    deployment = autopilot_fallback.served(DEPLOYMENT)
     assert compute_class.urn in deployment.dependencies, (
         "pods created before their ComputeClass match no node rule and sit Pending"
     )
@@ -524,7 +524,7 @@ STANDARD_FALLBACK = """config:
       args: [--model, Qwen/Qwen2.5-0.5B-Instruct]
       cache: {size: 30Gi}
       autoscale: {minReplicas: 1, maxReplicas: 6}
-      expose: {port: 80, sourceRanges: [203.0.113.0/24]}
+      expose: {port: 443, sourceRanges: [203.0.113.0/24]}
 """
 
 

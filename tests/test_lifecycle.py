@@ -47,7 +47,7 @@ def _gpu_pool(recording: Recording) -> Any:
 
 
 def _node_selector(recording: Recording) -> dict[str, str]:
-    selector: dict[str, str] = recording.one(DEPLOYMENT).inputs["spec"]["template"]["spec"][
+    selector: dict[str, str] = recording.served(DEPLOYMENT).inputs["spec"]["template"]["spec"][
         "nodeSelector"
     ]
     return selector
@@ -86,7 +86,7 @@ def test_gpu_node_pool_waits_for_the_system_pool(prod: Recording) -> None:
 
 
 def test_deployment_waits_for_its_gpu_node_pool(prod: Recording) -> None:
-    assert _gpu_pool(prod).urn in prod.one(DEPLOYMENT).dependencies, (
+    assert _gpu_pool(prod).urn in prod.served(DEPLOYMENT).dependencies, (
         "pods created before their pool sit Pending past the timeout, and destroy would delete "
         "the pool while pods still run on it"
     )
@@ -96,13 +96,13 @@ def test_deployment_waits_for_the_driver_installer(run: Run, standard: dict[str,
     standard["gke-gpu:nodePools"][0].update(driver="installer")
     recording = run(standard)
     installer = recording.one(DAEMONSET)
-    assert installer.urn in recording.one(DEPLOYMENT).dependencies, (
+    assert installer.urn in recording.served(DEPLOYMENT).dependencies, (
         "a GPU pod scheduled before the driver is installed fails to start its CUDA runtime"
     )
 
 
 def test_objects_in_the_namespace_wait_for_it(prod: Recording) -> None:
-    assert prod.one(NAMESPACE).urn in prod.one(DEPLOYMENT).dependencies, (
+    assert prod.one(NAMESPACE).urn in prod.served(DEPLOYMENT).dependencies, (
         "a Deployment applied before its namespace exists is rejected by the API server"
     )
 

@@ -24,7 +24,7 @@ from tools.engine import SECRET_MASK, Recording
 
 
 def _pod(recording: Recording, type_: str = DEPLOYMENT) -> dict[str, Any]:
-    obj = recording.one(type_)
+    obj = recording.served(type_)
     spec: dict[str, Any] = obj.inputs["spec"]["template"]["spec"]
     return spec
 
@@ -84,24 +84,36 @@ def test_dev_workload_requests_one_l4_on_spot(dev: Recording) -> None:
     }, "Autopilot picks the GPU, Spot capacity and driver version from exactly these selectors"
 
 
-def test_dev_endpoint_is_exposed_on_port_80_to_the_vllm_port(dev: Recording) -> None:
-    service = dev.one(SERVICE).inputs["spec"]
+def test_dev_endpoint_is_exposed_on_port_443_to_the_gates_tls_port(dev: Recording) -> None:
+    service = dev.served(SERVICE).inputs["spec"]
     assert service["type"] == "LoadBalancer"
-    assert service["ports"][0]["port"] == 80 and service["ports"][0]["targetPort"] == 8000
-    assert service["selector"] == _pod_labels_subset(dev), "the Service must select the pods"
+    assert service["ports"][0] == {
+        "name": "https",
+        "port": 443,
+        "targetPort": 8443,
+        "protocol": "TCP",
+    }, "the load balancer serves HTTPS on 443, terminated by the gate"
+    gate = dev.named("gate-llm-deployment").inputs["spec"]["template"]["metadata"]["labels"]
+    assert service["selector"].items() <= gate.items(), "the Service must select the gate's pods"
+    assert not service["selector"].items() <= _pod_labels_subset(dev).items(), (
+        "the Service must never reach the model server's pods around the gate"
+    )
 
 
 def _pod_labels_subset(recording: Recording) -> dict[str, str]:
-    labels = recording.one(DEPLOYMENT).inputs["spec"]["template"]["metadata"]["labels"]
-    selector = recording.one(SERVICE).inputs["spec"]["selector"]
+    labels = recording.served(DEPLOYMENT).inputs["spec"]["template"]["metadata"]["labels"]
+    selector = recording.served(SERVICE).inputs["spec"]["selector"]
     return {k: labels[k] for k in selector if k in labels}
 
 
 def test_stack_outputs_give_the_url_ip_and_endpoints(dev: Recording) -> None:
     outputs = dev.stack_outputs
-    assert outputs["externalIp"] == "203.0.113.10"
-    assert outputs["url"] == "http://203.0.113.10", "port 80 needs no port in the URL"
-    assert outputs["endpoints"] == {"llm": "http://203.0.113.10"}
+    assert outputs["externalIp"] == "203.0.113.20", "the reserved address the certificate names"
+    assert outputs["url"] == "https://203.0.113.20", "port 443 needs no port in the URL"
+    assert outputs["endpoints"] == {"llm": "https://203.0.113.20"}
+    assert outputs["caCertificate"].startswith("-----BEGIN CERTIFICATE-----"), (
+        "clients verify the endpoint with the stack's CA: `curl --cacert`"
+    )
     assert outputs["clusterName"] == "gpu-dev" and outputs["clusterMode"] == "autopilot"
 
 
@@ -142,7 +154,7 @@ def test_workload_runs_in_a_restricted_sandbox(dev: Recording) -> None:
 
 
 def test_workload_waits_long_enough_for_a_gpu_node_from_zero(dev: Recording) -> None:
-    deployment = dev.one(DEPLOYMENT)
+    deployment = dev.served(DEPLOYMENT)
     assert deployment.custom_timeouts["create"] == "40m", (
         "scale-up from zero plus a multi-GB image pull exceeds the 10 minute default"
     )
@@ -240,7 +252,7 @@ def test_single_replica_has_no_spread_constraint(dev: Recording) -> None:
 
 
 def test_prod_load_balancer_accepts_only_the_listed_ranges(prod: Recording) -> None:
-    spec = prod.one(SERVICE).inputs["spec"]
+    spec = prod.served(SERVICE).inputs["spec"]
     assert spec["loadBalancerSourceRanges"] == ["203.0.113.0/24", "198.51.100.0/24"]
 
 
@@ -357,7 +369,7 @@ def test_statefulset_gets_its_volume_claim_and_headless_service(run: Run) -> Non
                 "gpu": {"type": "nvidia-tesla-t4"},
                 "port": 8888,
                 "storage": {"size": "100Gi", "mountPath": "/tf"},
-                "expose": {"port": 80},
+                "expose": {"port": 443},
             }
         ],
     }
@@ -409,7 +421,7 @@ def test_editing_only_a_workload_leaves_cluster_pools_and_provider_unchanged(
     assert _inputs_by_urn(after, INFRA) == _inputs_by_urn(before, INFRA), (
         "a workload edit must never touch the cluster, its pools or the provider"
     )
-    assert after.one(DEPLOYMENT).inputs != before.one(DEPLOYMENT).inputs, "the edit must land"
+    assert after.served(DEPLOYMENT).inputs != before.served(DEPLOYMENT).inputs, "the edit must land"
 
 
 def test_running_the_program_twice_gives_identical_inputs(run: Run) -> None:
@@ -427,12 +439,16 @@ def test_a_full_pool_rolls_out_by_replacing_pods_and_keeps_a_disruption_budget(
     standard["gke-gpu:nodePools"][0]["maxNodes"] = 2
     standard["gke-gpu:workloads"][0]["replicas"] = 2
     recording = run(standard)
-    strategy = recording.one(DEPLOYMENT).inputs["spec"]["strategy"]
+    strategy = recording.served(DEPLOYMENT).inputs["spec"]["strategy"]
     assert strategy == {
         "type": "RollingUpdate",
         "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
     }, "with both GPUs of the pool in use, a surge pod would wait forever for a third"
-    (pdb,) = recording.of_type("kubernetes:policy/v1:PodDisruptionBudget")
+    (pdb,) = [
+        r
+        for r in recording.of_type("kubernetes:policy/v1:PodDisruptionBudget")
+        if r.name == "workload-llm-pdb"
+    ]
     assert pdb.inputs["spec"]["maxUnavailable"] == 1, (
         "a node drain must not evict both replicas at once"
     )
@@ -443,9 +459,9 @@ def test_a_single_replica_on_a_one_node_pool_is_recreated(
 ) -> None:
     standard["gke-gpu:nodePools"][0]["maxNodes"] = 1
     recording = run(standard)
-    assert recording.one(DEPLOYMENT).inputs["spec"]["strategy"] == {"type": "Recreate"}, (
+    assert recording.served(DEPLOYMENT).inputs["spec"]["strategy"] == {"type": "Recreate"}, (
         "the only GPU is held by the running pod: the new one can start only after it stops"
     )
-    assert not recording.of_type("kubernetes:policy/v1:PodDisruptionBudget"), (
+    assert not recording.of_type("kubernetes:policy/v1:PodDisruptionBudget", outside_gates=True), (
         "a budget of one replica with maxUnavailable 1 protects nothing"
     )

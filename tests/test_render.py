@@ -38,7 +38,7 @@ def test_plan_lists_every_resource_with_what_a_reviewer_needs(dev_plan: tuple[in
     plan = json.loads((dev_plan[1] / "plan.json").read_text())
     types = {r["type"] for r in plan["resources"]}
     assert {"gcp:container/cluster:Cluster", "kubernetes:apps/v1:Deployment"} <= types
-    deployment = next(r for r in plan["resources"] if r["type"] == "kubernetes:apps/v1:Deployment")
+    deployment = next(r for r in plan["resources"] if r["name"] == "workload-llm-deployment")
     assert set(deployment) >= {
         "type", "name", "urn", "parent", "provider", "dependencies", "protect",
         "ignoreChanges", "customTimeouts", "inputs",
@@ -58,17 +58,27 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
     documents = list(yaml.safe_load_all((dev_plan[1] / "manifests.yaml").read_text()))
     assert sorted((d["apiVersion"], d["kind"]) for d in documents) == [
         ("apps/v1", "Deployment"),
+        ("apps/v1", "Deployment"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
+        ("networking.k8s.io/v1", "NetworkPolicy"),
+        ("policy/v1", "PodDisruptionBudget"),
+        ("v1", "ConfigMap"),
         ("v1", "Namespace"),
         ("v1", "Secret"),
+        ("v1", "Secret"),
+        ("v1", "Service"),
         ("v1", "Service"),
     ], (
         "the dev stack applies a namespace closed by default, the model server with its API key "
-        "Secret, and its Service with the NetworkPolicy that admits the serving port"
+        "Secret, its gate (config, certificate, Deployment, budget), the model's in-cluster "
+        "Service with the NetworkPolicy that admits only the gate, and the public Service with "
+        "the NetworkPolicy that admits the gate's TLS port"
     )
-    service = next(d for d in documents if d["kind"] == "Service")
-    assert service["spec"]["ports"][0]["port"] == 80, "ports must stay integers in the YAML"
+    service = next(
+        d for d in documents if d["kind"] == "Service" and d["spec"]["type"] == "LoadBalancer"
+    )
+    assert service["spec"]["ports"][0]["port"] == 443, "ports must stay integers in the YAML"
 
 
 def test_graph_draws_components_around_their_resources(dev_plan: tuple[int, Path]) -> None:
@@ -96,11 +106,12 @@ def test_summary_shows_pools_workloads_and_outputs(
     assert "GPUs at max scale: 2 of 4" in printed, "2 replicas on a pool of up to 4 L4 nodes"
     assert "rollout: one extra pod at a time" in printed
     assert (
-        "exposed: public (external load balancer) port 80, reserved static address, "
+        "exposed: HTTPS, public (external load balancer) port 443, reserved static address, "
         "from 203.0.113.0/24" in printed
     )
-    assert "API key required" in printed and "Dataplane V2 enforces it" in printed
-    assert 'url = "http://203.0.113.20" *' in printed, (
+    assert "requires the key on every request" in printed and "Dataplane V2 enforces it" in printed
+    assert "reaches the model server directly: nothing" in printed
+    assert 'url = "https://203.0.113.20" *' in printed, (
         "computed outputs carry a star (the reserved address)"
     )
 

@@ -29,20 +29,20 @@ def _workloads(env: dict[str, Any]) -> list[dict[str, Any]]:
             "gpu": {"type": "nvidia-l4", "count": 1},
             "env": env,
             "cache": {"size": "30Gi"},
-            "expose": {"port": 80},
+            "expose": {"port": 443},
         }
     ]
 
 
 def _env(recording: Any) -> dict[str, Any]:
-    container = recording.one(DEPLOYMENT).inputs["spec"]["template"]["spec"]["containers"][0]
+    container = recording.served(DEPLOYMENT).inputs["spec"]["template"]["spec"]["containers"][0]
     return {e["name"]: e for e in container["env"]}
 
 
 def test_a_secret_workloads_key_keeps_the_users_workloads(run: Run) -> None:
     config = {**MINIMAL, "gke-gpu:workloads": _workloads({"HF_TOKEN": TOKEN})}
     recording = run(config, secret_keys=("gke-gpu:workloads",))
-    (deployment,) = recording.of_type(DEPLOYMENT)
+    (deployment,) = recording.of_type(DEPLOYMENT, outside_gates=True)
     assert deployment.inputs["metadata"]["name"] == "llm", (
         "a secret workloads key must be read, not replaced by the default workload"
     )

@@ -50,6 +50,9 @@ CLUSTER_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1PQ0stQ0EKLS0tLS1FTkQgQ0VSVE
 PROJECT_NUMBER = "123456789012"
 
 
+GATE_TYPE = "gke-gpu:index:ApiGate"
+
+
 @dataclass
 class Registration:
     """One resource the program registered, with what a reviewer needs to see of it."""
@@ -79,12 +82,25 @@ class Recording:
     secret_outputs: set[str]
     invokes: list[tuple[str, dict[str, Any]]]
 
-    def of_type(self, type_: str) -> list[Registration]:
-        return [r for r in self.resources if r.type == type_]
+    def of_type(self, type_: str, outside_gates: bool = False) -> list[Registration]:
+        return [
+            r
+            for r in self.resources
+            if r.type == type_ and not (outside_gates and GATE_TYPE + "::" in r.parent)
+        ]
 
     def one(self, type_: str) -> Registration:
         found = self.of_type(type_)
         assert len(found) == 1, f"expected one {type_}, found {[r.name for r in found]}"
+        return found[0]
+
+    def served(self, type_: str) -> Registration:
+        """The one resource of `type_` outside every gate (the workload's own Deployment, its
+        exposed Service): a gate brings a Deployment, a Service and a ConfigMap of its own."""
+        found = self.of_type(type_, outside_gates=True)
+        assert len(found) == 1, (
+            f"expected one {type_} outside gates, found {[r.name for r in found]}"
+        )
         return found[0]
 
     def named(self, name: str) -> Registration:
@@ -167,6 +183,8 @@ class CloudMocks(pulumi.runtime.Mocks):
                 "bcryptHash": rpc.wrap_rpc_secret("$2a$10$" + _short_hash(result) * 6),
             }
             return f"{name}-id", {**inputs, **computed}
+        if typ.startswith("tls:index/"):
+            return f"{name}-id", {**inputs, **_tls_outputs(typ, name)}
         if typ == "gcp:compute/address:Address":
             internal = inputs.get("addressType") == "INTERNAL"
             address = STATIC_INTERNAL_IP if internal else STATIC_EXTERNAL_IP
@@ -224,7 +242,34 @@ COMPUTED_KEYS = {
     "gcp:compute/address:Address": ["address"],
     "kubernetes:core/v1:Service": ["status"],
     "random:index/randomPassword:RandomPassword": ["result", "bcryptHash"],
+    "tls:index/privateKey:PrivateKey": ["privateKeyPem", "publicKeyPem"],
+    "tls:index/certRequest:CertRequest": ["certRequestPem"],
+    "tls:index/selfSignedCert:SelfSignedCert": ["certPem"],
+    "tls:index/locallySignedCert:LocallySignedCert": ["certPem"],
 }
+
+
+def _pem(kind: str, name: str) -> str:
+    """A stand-in PEM block: the tls provider makes the real one at `pulumi up`."""
+    return f"-----BEGIN {kind}-----\nMOCK-{_short_hash(name)}\n-----END {kind}-----\n"
+
+
+def _tls_outputs(typ: str, name: str) -> dict[str, Any]:
+    """What pulumi-tls computes; private keys are secret as the provider returns them
+    (pulumi_tls 5.6.2 private_key.py: additional_secret_outputs private_key_pem and others)."""
+    if typ == "tls:index/privateKey:PrivateKey":
+        return {
+            "privateKeyPem": rpc.wrap_rpc_secret(_pem("EC PRIVATE KEY", name)),
+            "publicKeyPem": _pem("PUBLIC KEY", name),
+        }
+    if typ == "tls:index/certRequest:CertRequest":
+        return {"certRequestPem": _pem("CERTIFICATE REQUEST", name)}
+    if typ in (
+        "tls:index/selfSignedCert:SelfSignedCert",
+        "tls:index/locallySignedCert:LocallySignedCert",
+    ):
+        return {"certPem": _pem("CERTIFICATE", name)}
+    return {}
 
 
 def _password(name: str, length: int, special: bool) -> str:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components import allocatable, catalog
+from components import allocatable, catalog, gate
 from components.allocatable import Resources
 from components.catalog import prices
+from components.certificate import split_hosts
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.rules import capacity_sources, coldstart, fit
+from components.config.rules.exposure import API_KEY_ENV
 from components.nodepool import gke_pool_name
+from components.workload import secret_env_names
 from tools import cost as costs
 from tools.engine import Recording
 
@@ -352,20 +355,20 @@ def _enforced(config: StackConfig) -> bool:
 
 
 def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
-    """Who can reach the workload: public, internal or in-cluster, source ranges, API key,
-    NetworkPolicy."""
-    key = f"API key required (stack output apiKeys.{w.name}, secret)" if w.api_key else "no API key"
-    if isinstance(config.cluster, ClusterConfig):
-        policy = (
-            "NetworkPolicy admits only its port (Dataplane V2 enforces it)"
-            if _enforced(config)
-            else "NetworkPolicy written but NOT enforced (cluster.dataplaneV2: false)"
-        )
-    else:
-        policy = "NetworkPolicy admits only its port (enforced if the cluster's CNI supports it)"
+    """Who can reach the workload and how: scheme, source ranges, the gate in front of it (its
+    allowed paths and key), the certificate and what reaches the model server around the gate."""
+    enforced = (
+        "Dataplane V2 enforces it"
+        if _enforced(config)
+        else "NOT enforced: cluster.dataplaneV2 is false"
+        if isinstance(config.cluster, ClusterConfig)
+        else "enforced only if the cluster's CNI enforces NetworkPolicy"
+    )
     e = w.expose
     if e is None:
-        return [f"            not exposed: no Service, default-deny ingress; {key}"]
+        key = f"API key (stack output apiKeys.{w.name}, secret)" if w.api_key else "no API key"
+        return [f"            not exposed: no Service, default-deny ingress ({enforced}); {key}"]
+    scheme = "HTTPS" if e.tls else "plain HTTP (expose.tls: false: keys and prompts in clear)"
     ranges = ", ".join(e.source_ranges) or "anywhere"
     static = ", reserved static address" if e.static_ip else ""
     if e.type == "LoadBalancer":
@@ -376,7 +379,42 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         where = f"in-cluster (ClusterIP) port {e.port}, from pods of namespace {config.namespace}"
     else:
         where = "on every node (NodePort chosen by Kubernetes), from anything reaching the nodes"
-    return [f"            exposed: {where}", f"            {key}; {policy}"]
+    gate_key = API_KEY_ENV in secret_env_names(w)
+    key = (
+        f"the key on every request (Authorization: Bearer, constant-time; stack output "
+        f"apiKeys.{w.name}), else 401"
+        if gate_key
+        else "no key at the gate (the workload has no API key in its Secret): anyone who "
+        "reaches the endpoint may call the allowed paths"
+    )
+    lines = [
+        f"            exposed: {scheme}, {where}",
+        f"            gate: HAProxy ({gate.REPLICAS} pods, {gate.CPU} CPU / {gate.MEMORY} each, "
+        "on CPU nodes) terminates TLS and requires " + key
+        if e.tls
+        else f"            gate: HAProxy ({gate.REPLICAS} pods, {gate.CPU} CPU / {gate.MEMORY} "
+        "each, on CPU nodes) requires " + key,
+        f"            allowed paths (anything else 404): {' '.join(e.paths)}",
+    ]
+    if e.tls:
+        ips, names = split_hosts(e.hosts)
+        address = ["the reserved address"] if e.static_ip else []
+        valid_for = [*address, *ips, *names, f"{w.name}.{config.namespace}.svc.cluster.local"]
+        lines.append(
+            "            certificate: issued by the stack's CA (stack output caCertificate) for "
+            + ", ".join(valid_for)
+        )
+        if e.type != "ClusterIP" and not e.static_ip and not e.hosts:
+            lines.append(
+                "            ! the certificate names no address clients use: set expose.hosts "
+                "to the node or load balancer address, or clients fail to verify it"
+            )
+    scraped = f", Managed Prometheus' collectors to port {w.port} (/metrics)" if w.autoscale else ""
+    lines.append(
+        f"            reaches the model server directly: nothing (NetworkPolicy admits only the "
+        f"gate{scraped}; {enforced})"
+    )
+    return lines
 
 
 def outputs_lines(outputs: dict[str, dict[str, Any]]) -> list[str]:

@@ -35,7 +35,7 @@ def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:
         # Weights and compile caches go to a per-pod disk, not the container filesystem:
         # Autopilot's default ephemeral-storage request is 1 GiB (autopilot-resource-requests).
         "cache": {"size": DEFAULT_CACHE_SIZE},
-        "expose": {"port": 80},
+        "expose": {"port": 443},
     }
     if gke:
         workload["spot"] = True

@@ -215,6 +215,7 @@ class _Load:
             problems += coldstart.workload_problems(i, w, mode)
             problems += exposure.workload_problems(i, w, mode)
             problems += exposure.static_ip_problems(i, w, self.cluster)
+            problems += exposure.gate_problems(i, w, mode)
             if self.existing:
                 problems += workloads.existing_workload_problems(i, w, self.device_plugin)
             self.placed.append((i, w, pool))
@@ -268,7 +269,7 @@ class _Load:
             )
             one = dataclasses.replace(
                 one,
-                expose=exposure.resolve_expose(w),
+                expose=exposure.resolve_expose(w, mode),
                 api_key=exposure.api_key(w),
                 **coldstart.workload_settings(w),
             )

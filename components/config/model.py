@@ -235,6 +235,12 @@ class Expose:
     type: ExposeType
     static_ip: bool = False
     """A reserved regional address, so the URL survives a re-created Service."""
+    tls: bool = True
+    """The gate serves HTTPS (the stack's own CA signs its certificate)."""
+    hosts: tuple[str, ...] = ()
+    """Extra names and addresses the certificate is valid for."""
+    paths: tuple[str, ...] = ()
+    """What the gate forwards: exact paths, or prefixes ending in "/*" (components/haproxy.py)."""
 
 
 @dataclass(frozen=True)

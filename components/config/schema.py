@@ -189,10 +189,21 @@ class AutoscaleSpec(Model):
 
 
 class ExposeSpec(Model):
-    port: Port = 80
+    port: Port = 443
     source_ranges: Annotated[list[str], Field(max_length=100)] = []
     type: ExposeType = "LoadBalancer"
-    static_ip: bool = False
+    # derived: on for a TLS load balancer on GKE, whose certificate names the address
+    static_ip: bool | None = None
+    tls: bool = True
+    # More names or addresses for the certificate (existing clusters, NodePort, your own DNS).
+    hosts: Annotated[
+        list[Annotated[str, StringConstraints(max_length=253)]], Field(max_length=20)
+    ] = []
+    # The paths the gate forwards (exact, or a prefix ending in "/*"); default per server.
+    paths: (
+        Annotated[list[Annotated[str, StringConstraints(max_length=256)]], Field(max_length=64)]
+        | None
+    ) = None
 
 
 class WorkloadSpec(Model):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
+from components import haproxy
 from components.config import formats
 from components.config.model import Expose
 from components.config.parse import Context
@@ -20,6 +22,32 @@ from components.config.schema import ClusterSpec, Mode, WorkloadSpec
 # was too large to fetch, and these lines are the same in every stored version.
 API_KEY_ENV = "VLLM_API_KEY"
 API_KEY_FLAG = "--api-key"
+
+# What the gate forwards to a vLLM server: its OpenAI-compatible model API (and the Anthropic
+# Messages API it also serves), nothing else. Read in the vLLM 0.29.0 wheel (commit g98dff2a81):
+# entrypoints/launchers/api_server/routers.py registers, beside these, /invocations (inference
+# without the key), /tokenize, /detokenize, /metrics, /load, /version, /ping, /health,
+# /scale_elastic_ep (no key, changes the deployment), /pooling, /classify, /score, /rerank,
+# render/derender helpers under /v1, /v1/load_lora_adapter and /v1/unload_lora_adapter (with
+# VLLM_ALLOW_RUNTIME_LORA_UPDATING) and the dev-mode routes; none is forwarded. Neither is
+# /v1/responses/{id}: the server keeps responses by id for every caller alike; add it with
+# expose.paths when one tenant uses the endpoint.
+VLLM_PATHS = (
+    "/v1/models",
+    "/v1/chat/completions",
+    "/v1/completions",
+    "/v1/embeddings",
+    "/v1/responses",
+    "/v1/audio/transcriptions",
+    "/v1/audio/translations",
+    "/v1/rerank",
+    "/v1/score",
+    "/v1/messages",
+    "/v1/messages/count_tokens",
+)
+# Another server's API: /v1 and below, until expose.paths says otherwise.
+DEFAULT_PATHS = ("/v1/*",)
+LOAD_BALANCED = ("LoadBalancer", "Internal")
 
 # GCE resource names (networks, subnetworks, secondary ranges): RFC 1035, 1-63 characters
 # (https://cloud.google.com/compute/docs/naming-resources).
@@ -126,11 +154,101 @@ def workload_problems(i: int, w: WorkloadSpec, mode: Mode | None) -> list[str]:
     return problems
 
 
-def resolve_expose(w: WorkloadSpec) -> Expose | None:
+def default_paths(w: WorkloadSpec) -> tuple[str, ...]:
+    return VLLM_PATHS if is_vllm_server(w.image) else DEFAULT_PATHS
+
+
+def reserves_address(w: WorkloadSpec, mode: Mode | None) -> bool:
+    """A load balancer on GKE gets a reserved address unless told not to; with TLS it must: the
+    stack's certificate names the address, so it is known before the Service exists."""
+    e = w.expose
+    if e is None or e.type not in LOAD_BALANCED or mode == "existing":
+        return False
+    return e.static_ip if e.static_ip is not None else e.tls
+
+
+def resolve_expose(w: WorkloadSpec, mode: Mode | None) -> Expose | None:
     if w.expose is None:
         return None
     e = w.expose
-    return Expose(e.port, tuple(e.source_ranges), e.type, e.static_ip)
+    return Expose(
+        e.port,
+        tuple(e.source_ranges),
+        e.type,
+        reserves_address(w, mode),
+        e.tls,
+        tuple(e.hosts),
+        tuple(e.paths) if e.paths is not None else default_paths(w),
+    )
+
+
+def _path_problem(path: str, value: str) -> str | None:
+    if not formats.matches(haproxy.PATH_PATTERN, value) or (
+        value.endswith("*") and not value.endswith("/*")
+    ):
+        return (
+            f"{path}: {value!r} is not a path the gate can match. Use an exact path such as "
+            "'/v1/chat/completions', or a prefix ending in '/*' such as '/v1/*' (letters, digits "
+            "and '-._~/' only)."
+        )
+    segments = value.rstrip("*").split("/")[1:]
+    if any(s in (".", "..") for s in segments) or "//" in value or value.rstrip("*/").endswith("."):
+        return (
+            f"{path}: {value!r} holds '.', '..', '//' or a trailing dot, which servers may read "
+            "as another path. Write the path as the server serves it."
+        )
+    if value in ("/", "/*"):
+        return (
+            f"{path}: {value!r} would forward every path, including a server's admin and "
+            "unauthenticated routes. List the API paths the server documents."
+        )
+    return None
+
+
+def _host_problem(path: str, value: str) -> str | None:
+    try:
+        ipaddress.ip_address(value)
+        return None
+    except ValueError:
+        pass
+    if formats.matches(
+        r"(?:[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?\.)*[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?", value
+    ):
+        return None
+    return (
+        f"{path}: {value!r} is neither an IP address nor a DNS name (lowercase labels of letters, "
+        "digits and hyphens, separated by dots). Use e.g. 'gpu.example.com' or '192.0.2.10'."
+    )
+
+
+def gate_problems(i: int, w: WorkloadSpec, mode: Mode | None) -> list[str]:
+    """expose.tls, staticIp, hosts and paths: what the gate serves, and for which names."""
+    e = w.expose
+    if e is None:
+        return []
+    path = f"workloads[{i}].expose"
+    problems = [
+        p
+        for j, value in enumerate(e.paths or [])
+        if (p := _path_problem(f"{path}.paths[{j}]", value)) is not None
+    ]
+    problems += [
+        p
+        for j, value in enumerate(e.hosts)
+        if (p := _host_problem(f"{path}.hosts[{j}]", value)) is not None
+    ]
+    if e.hosts and not e.tls:
+        problems.append(
+            f"{path}.hosts: names the certificate, but tls is false, so there is none. Remove "
+            "hosts, or remove tls: false."
+        )
+    if e.tls and e.static_ip is False and e.type in LOAD_BALANCED and mode != "existing":
+        problems.append(
+            f"{path}.staticIp: the stack's certificate names the load balancer's address, which "
+            "must be reserved before the Service exists (a Service's address is known only "
+            "after it is created). Remove staticIp: false."
+        )
+    return problems
 
 
 def _reference_problems(
@@ -215,7 +333,8 @@ def static_ip_problems(i: int, w: WorkloadSpec, cluster: ClusterSpec | None) -> 
     """An internal address comes from a subnetwork: with your own network, name it."""
     if (
         w.expose is None
-        or not w.expose.static_ip
+        or cluster is None
+        or not reserves_address(w, cluster.mode)
         or w.expose.type != "Internal"
         or cluster is None
         or cluster.network in (None, DEFAULT_NETWORK)

@@ -1,0 +1,270 @@
+"""ApiGate: the only way to a model server, an HAProxy that terminates TLS, requires the API key on
+every request and forwards only the model API.
+
+A model server's own auth is not a boundary: vLLM 0.29 checks VLLM_API_KEY on /v1, /v2,
+/inference and /cohere only, and POST /invocations runs the same chat and completion handlers
+without it (vllm-project/vllm#58144). The gate stands in its own Deployment on CPU nodes, not as
+a sidecar in the GPU pod: it stays up while the model has no pod (a later scale-to-zero holds
+requests there), it is replaced without restarting a model that took minutes to load, and it
+costs a fraction of a CPU instead of taking room on a GPU node. The model's own pods admit only
+the gate (and Managed Prometheus' collectors, to the metrics port) through a NetworkPolicy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import haproxy
+from components.config.model import Expose
+from components.manifest import manifest
+from components.workload import container_security_context
+
+# The official HAProxy image (docker-library/haproxy). Its Dockerfile makes the user `haproxy`
+# with uid/gid 99 and ends with `USER haproxy` (docker-library/haproxy@ec437dd2 2.8/alpine/
+# Dockerfile); a name, so the pod names the uid for runAsNonRoot to be checked. The config asks
+# for no pidfile or socket, so nothing is written to the root filesystem.
+# The digest is the multi-architecture index of the tag as docker-library/repo-info recorded it
+# (repos/haproxy/remote/2.8-alpine.md at commit 7f9a8a41, HAProxy 2.8.28): 2.8 is the LTS branch
+# nearest to the 2.6 that Debian ships and tests/test_gate.py runs (2.6 has no published digest
+# that still resolves). Every directive the gate uses exists unchanged since 2.2 (secure_memcmp)
+# or earlier (HAProxy configuration manual 2.6 and 2.8).
+IMAGE = (
+    "docker.io/library/haproxy:2.8-alpine"
+    "@sha256:f9c10b0a9274aea8fedb9c6b4ec3d74204a6f14c7edeae05b4b3928d73078cfe"
+)
+RUN_AS = 99
+CONFIG_PATH = "/usr/local/etc/haproxy"  # the image's CMD reads haproxy.cfg here
+CERT_DIR = "/etc/gate/tls"
+CERT_FILE = "gate.pem"
+# Small: HAProxy forwards a few requests a second per model replica with a few MiB. Counted in
+# the fit checks (the system pool in Standard) and in the cost (Autopilot bills pod requests).
+CPU = "100m"
+MEMORY = "128Mi"
+REPLICAS = 2  # a node drain or upgrade keeps one gate serving (PodDisruptionBudget below)
+CONFIG_HASH_ANNOTATION = "gke-gpu/gate-config-sha256"
+GATE_NAME_LABEL = "gke-gpu-gate"  # app.kubernetes.io/name of every gate pod (a reserved name)
+
+
+def gate_settings(expose: Expose, api_key: bool) -> haproxy.GateSettings:
+    """What a workload's gate enforces, from its resolved expose settings."""
+    return haproxy.GateSettings(paths=expose.paths, tls=expose.tls, api_key=api_key)
+
+
+def gate_selector(workload: str) -> dict[str, str]:
+    """The labels of a workload's gate pods; never a superset of a workload's own selector
+    (workload.selector_labels), so neither selects the other's pods."""
+    return {"app.kubernetes.io/name": GATE_NAME_LABEL, "app.kubernetes.io/instance": workload}
+
+
+def model_service_name(workload: str) -> str:
+    """The ClusterIP Service the gate forwards to: the model pods' port, inside the cluster."""
+    return f"{workload}-model"
+
+
+@dataclass(frozen=True)
+class ApiGateArgs:
+    workload: str
+    namespace: pulumi.Input[str]
+    model_selector: dict[str, str]
+    """The model pods' labels (GpuWorkload.selector)."""
+    model_port: int
+    settings: haproxy.GateSettings
+    key_secret: pulumi.Input[str | None] | None = None
+    """The workload's Secret holding VLLM_API_KEY: the key the gate requires."""
+    key_name: str = "VLLM_API_KEY"
+    pem: pulumi.Input[str] | None = None
+    """Certificate and key for TLS (secret); required when settings.tls."""
+    cert_pem: pulumi.Input[str] | None = None
+    """The server certificate (public): a new one rolls the gates, which read it at start."""
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def model_ingress(workload: str, port: int) -> list[dict[str, Any]]:
+    """Who reaches the model server's port: the gate's pods only. Kubelet's probes still pass
+    ("traffic to and from the node where a Pod is running is always allowed", kubernetes.io
+    "Network Policies"); Managed Prometheus' collectors are admitted to the metrics port by the
+    namespace's own policy (WorkloadNamespace), policies being additive."""
+    return [
+        {
+            "from": [{"podSelector": {"matchLabels": gate_selector(workload)}}],
+            "ports": [{"protocol": "TCP", "port": port}],
+        }
+    ]
+
+
+def gate_container(args: ApiGateArgs, namespace: str) -> dict[str, Any]:
+    settings = args.settings
+    env: list[dict[str, Any]] = [
+        {
+            "name": haproxy.UPSTREAM_ENV,
+            "value": f"{model_service_name(args.workload)}.{namespace}.svc.cluster.local:"
+            f"{args.model_port}",
+        }
+    ]
+    mounts = [{"name": "config", "mountPath": CONFIG_PATH, "readOnly": True}]
+    if settings.tls:
+        env.append({"name": haproxy.CERT_ENV, "value": f"{CERT_DIR}/{CERT_FILE}"})
+        mounts.append({"name": "tls", "mountPath": CERT_DIR, "readOnly": True})
+    if settings.api_key:
+        ref = {"secretKeyRef": {"name": args.key_secret, "key": args.key_name}}
+        env.append({"name": haproxy.KEY_ENV, "valueFrom": ref})
+    port = settings.port
+    probe = {"httpGet": {"path": haproxy.HEALTH_PATH, "port": haproxy.HEALTH_PORT}}
+    return {
+        "name": "haproxy",
+        "image": IMAGE,
+        "env": env,
+        "ports": [
+            {"name": "https" if settings.tls else "http", "containerPort": port},
+            {"name": "health", "containerPort": haproxy.HEALTH_PORT},
+        ],
+        "resources": {
+            "requests": {"cpu": CPU, "memory": MEMORY},
+            "limits": {"memory": MEMORY},
+        },
+        "securityContext": {
+            **container_security_context(),
+            "readOnlyRootFilesystem": True,
+            "runAsNonRoot": True,
+            "runAsUser": RUN_AS,
+            "runAsGroup": RUN_AS,
+        },
+        "readinessProbe": {**probe, "periodSeconds": 5},
+        "livenessProbe": {**probe, "periodSeconds": 10, "failureThreshold": 3},
+        "volumeMounts": mounts,
+    }
+
+
+def gate_pod_spec(args: ApiGateArgs, namespace: str, tls_secret: str | None) -> dict[str, Any]:
+    volumes: list[dict[str, Any]] = [
+        {"name": "config", "configMap": {"name": f"{args.workload}-gate"}}
+    ]
+    if tls_secret is not None:
+        volumes.append({"name": "tls", "secret": {"secretName": tls_secret}})
+    return {
+        "automountServiceAccountToken": False,
+        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [gate_container(args, namespace)],
+        "volumes": volumes,
+        # Spread the gates over nodes, so one node going away leaves one serving.
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": gate_selector(args.workload)},
+            }
+        ],
+    }
+
+
+class ApiGate(pulumi.ComponentResource):
+    """HAProxy in front of one workload: its config, certificate Secret, Deployment and budget,
+    the model's ClusterIP Service it forwards to, and the NetworkPolicy that makes it the only
+    way in."""
+
+    selector: dict[str, str]
+    """The gate pods' labels: what the workload's exposed Service selects."""
+    port: int
+    """The gate's serving port (TLS, or plain with expose.tls: false)."""
+
+    def __init__(
+        self, name: str, args: ApiGateArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gke-gpu:index:ApiGate", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.selector = gate_selector(args.workload)
+        self.port = args.settings.port
+        labels = {**self.selector, "app.kubernetes.io/managed-by": "pulumi", **args.labels}
+        gate_name = f"{args.workload}-gate"
+        meta = {"namespace": args.namespace, "labels": labels}
+        config_text = haproxy.render(args.settings)
+        config = k8s.core.v1.ConfigMap(
+            f"{name}-config",
+            metadata=manifest({**meta, "name": gate_name}),
+            data={"haproxy.cfg": config_text},
+            opts=child,
+        )
+        tls_secret: pulumi.Output[str] | None = None
+        if args.settings.tls:
+            if args.pem is None:
+                raise ValueError("ApiGateArgs.pem is required when settings.tls")
+            secret = k8s.core.v1.Secret(
+                f"{name}-tls",
+                metadata=manifest({**meta, "name": f"{gate_name}-tls"}),
+                type="Opaque",
+                string_data={CERT_FILE: pulumi.Output.secret(args.pem)},
+                opts=child,
+            )
+            tls_secret = secret.metadata.name
+        model = k8s.core.v1.Service(
+            f"{name}-model",
+            metadata=manifest({**meta, "name": model_service_name(args.workload)}),
+            spec=manifest(
+                {
+                    "type": "ClusterIP",
+                    "selector": args.model_selector,
+                    "ports": [
+                        {
+                            "name": "http",
+                            "port": args.model_port,
+                            "targetPort": args.model_port,
+                            "protocol": "TCP",
+                        }
+                    ],
+                }
+            ),
+            # The Service is ready once it exists: its pods are the model's, which may take many
+            # minutes to load (the gate forwards once they are ready).
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-netpol",
+            metadata=manifest({**meta, "name": f"{args.workload}-from-gate"}),
+            spec=manifest(
+                {
+                    "podSelector": {"matchLabels": args.model_selector},
+                    "policyTypes": ["Ingress"],
+                    "ingress": model_ingress(args.workload, args.model_port),
+                }
+            ),
+            opts=child,
+        )
+        template_labels = dict(labels)
+        pod = pulumi.Output.all(args.namespace, tls_secret).apply(
+            lambda v: gate_pod_spec(args, v[0], v[1])
+        )
+        # A changed config or certificate rolls the gates (HAProxy reads both at start only).
+        digest = pulumi.Output.from_input(args.cert_pem or "").apply(
+            lambda cert: hashlib.sha256((config_text + (cert or "")).encode()).hexdigest()
+        )
+        k8s.apps.v1.Deployment(
+            f"{name}-deployment",
+            metadata=manifest({**meta, "name": gate_name}),
+            spec=manifest(
+                {
+                    "replicas": REPLICAS,
+                    "selector": {"matchLabels": self.selector},
+                    "template": {
+                        "metadata": {
+                            "labels": template_labels,
+                            "annotations": {CONFIG_HASH_ANNOTATION: digest},
+                        },
+                        "spec": pod,
+                    },
+                }
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[config, model]),
+        )
+        k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-pdb",
+            metadata=manifest({**meta, "name": gate_name}),
+            spec=manifest({"maxUnavailable": 1, "selector": {"matchLabels": self.selector}}),
+            opts=child,
+        )
+        self.register_outputs({"selector": self.selector, "port": self.port})

@@ -1,0 +1,164 @@
+"""The gate's HAProxy configuration: TLS, the API key on every request, and a path allowlist.
+
+Pure text rendering, no Pulumi: the same string goes into the gate's ConfigMap and, in
+tests/test_gate.py, into a real HAProxy in front of a stub upstream. Values that differ between a
+cluster and a test (the upstream address, the certificate file, the key) are environment
+variables HAProxy expands itself ("${NAME}" inside double quotes, HAProxy configuration manual
+2.6, section 2.3 "Environment variables"), so the rendered text is the one that runs.
+
+Why HAProxy: its `secure_memcmp` converter compares the presented key in constant time when
+the lengths match (configuration manual 2.6, section 7.3.1, "secure_memcmp(<var>)": "If both
+binary strings have the same length then the comparison will be performed in constant time"),
+which neither nginx nor Caddy offer without a scripting module; its `http-request return` answers
+401/404 from the proxy itself, so a refused request never reaches the model; `monitor-uri`
+serves an unauthenticated health check on a port of its own. Debian ships the same LTS branch
+(2.6) this file is tested with.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Ports inside the gate pod (unprivileged: the image runs as a non-root user).
+TLS_PORT = 8443
+PLAIN_PORT = 8080  # only with expose.tls: false
+HEALTH_PORT = 8081
+HEALTH_PATH = "/healthz"
+# What the Deployment puts in the environment (components/gate.py) and the test sets itself.
+UPSTREAM_ENV = "GATE_UPSTREAM"
+CERT_ENV = "GATE_CERT"
+KEY_ENV = "GATE_API_KEY"
+# A path pattern of expose.paths: an exact path, or a prefix ending in "/*". Letters, digits and
+# "-._~/" only (RFC 3986 unreserved characters and "/"): no "%", so no encoded "/" or ".", and
+# the config layer refuses "..", "//" and a trailing dot (rules/exposure.py).
+PATH_PATTERN = r"/(?:[A-Za-z0-9._~-]+/?)*(?:\*)?"
+# Characters a request path segment may hold to match a prefix pattern's "*".
+_SEGMENT = r"[A-Za-z0-9_~-]+(?:\.[A-Za-z0-9_~-]+)*"
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """What one workload's gate enforces."""
+
+    paths: tuple[str, ...]
+    """Allowed request paths: exact, or a prefix ending in "/*" (one or more safe segments)."""
+    tls: bool = True
+    api_key: bool = True
+    """Require `Authorization: Bearer <key>` (the key from the environment) on every request."""
+    request_timeout_seconds: int = 600
+    """Longest silence from the model server (a long generation streams tokens, so this is the
+    gap between chunks, not the whole answer)."""
+
+    @property
+    def port(self) -> int:
+        """The port the gate serves the API on."""
+        return TLS_PORT if self.tls else PLAIN_PORT
+
+
+def path_regex(patterns: Sequence[str]) -> str:
+    """One anchored regular expression matching exactly the allowed paths.
+
+    A prefix pattern "/v1/*" admits "/v1/" followed by one or more segments of safe characters;
+    no segment is "." or "..", and nothing percent-encoded matches, so no path outside the
+    allowlist can be spelled to look like one inside it.
+    """
+    alternatives = []
+    for pattern in patterns:
+        if pattern.endswith("/*"):
+            prefix = re.escape(pattern[:-1])
+            alternatives.append(f"{prefix}{_SEGMENT}(?:/{_SEGMENT})*")
+        else:
+            alternatives.append(re.escape(pattern))
+    return "^(?:" + "|".join(alternatives) + ")$"
+
+
+def _haproxy_string(text: str) -> str:
+    """A double-quoted HAProxy argument: backslash and double quote escaped, no "$" expansion."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'
+
+
+def _error_body(message: str, kind: str, code: int) -> str:
+    # The OpenAI API's error shape, so OpenAI clients show the message.
+    return json.dumps({"error": {"message": message, "type": kind, "code": code}})
+
+
+UNAUTHORIZED = _error_body(
+    "Missing or wrong API key. Send it as the header 'Authorization: Bearer <key>' "
+    "(the stack output apiKey: pulumi stack output apiKey --show-secrets).",
+    "invalid_request_error",
+    401,
+)
+NOT_ALLOWED = _error_body(
+    "This path is not served. The gate forwards only the model API (see the stack's plan for "
+    "the allowed paths).",
+    "invalid_request_error",
+    404,
+)
+
+
+def render(settings: GateSettings) -> str:
+    """haproxy.cfg for one workload's gate."""
+    regex = path_regex(settings.paths)
+    if settings.tls:
+        # TLS 1.2+ only; ALPN offers HTTP/2 and HTTP/1.1 to clients.
+        bind = f'bind :{TLS_PORT} ssl crt "${{{CERT_ENV}}}" ssl-min-ver TLSv1.2 alpn h2,http/1.1'
+    else:
+        bind = f"bind :{PLAIN_PORT}"
+    lines = [
+        "# gke-gpu API gate (components/haproxy.py): rendered by the program; do not edit.",
+        "global",
+        "    log stdout format raw local0 info",
+        "    maxconn 4096",
+    ]
+    if settings.api_key:
+        # The key as the header carries it, read at run time with env(): never in this file.
+        lines.append(f'    setenv GATE_BEARER "Bearer ${{{KEY_ENV}}}"')
+    lines += [
+        "",
+        "defaults",
+        "    mode http",
+        "    log global",
+        "    option httplog",
+        "    option forwardfor",
+        "    timeout connect 5s",
+        "    timeout client 60s",
+        "    timeout http-request 10s",
+        "    timeout queue 60s",
+        # An upgraded connection (WebSocket, e.g. /v1/realtime) may stay open this long.
+        "    timeout tunnel 1h",
+        f"    timeout server {settings.request_timeout_seconds}s",
+        "",
+        "# Kubelet's probes: served by the gate itself, on a port no Service exposes.",
+        "frontend health",
+        f"    bind :{HEALTH_PORT}",
+        f"    monitor-uri {HEALTH_PATH}",
+        "    http-request deny deny_status 404",
+        "",
+        "frontend api",
+        f"    {bind}",
+        # Two Authorization headers: which one the server would read is up to it. Refuse.
+        "    http-request deny deny_status 400 if { req.hdr_cnt(authorization) gt 1 }",
+    ]
+    if settings.api_key:
+        lines += [
+            "    http-request set-var(txn.bearer) env(GATE_BEARER)",
+            # Constant-time comparison of the whole header with "Bearer <key>".
+            "    acl key_ok req.fhdr(authorization),secure_memcmp(txn.bearer)",
+            "    http-request return status 401 content-type application/json "
+            f'string {_haproxy_string(UNAUTHORIZED)} hdr WWW-Authenticate "Bearer" if !key_ok',
+        ]
+    lines += [
+        f"    acl allowed_path path -m reg {_haproxy_string(regex)}",
+        "    http-request return status 404 content-type application/json "
+        f"string {_haproxy_string(NOT_ALLOWED)} if !allowed_path",
+        "    default_backend model",
+        "",
+        "backend model",
+        # The model's ClusterIP Service by name: resolved at start, retried until it resolves.
+        f'    server model "${{{UPSTREAM_ENV}}}" init-addr last,libc,none',
+        "",
+    ]
+    return "\n".join(lines)

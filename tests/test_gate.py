@@ -1,0 +1,432 @@
+"""The gate, run for real: Debian's HAProxy with the exact haproxy.cfg the program renders for the
+dev stack, a certificate made as the program asks pulumi-tls to make it, a stub upstream that
+records what reaches it, and a TLS client that trusts only the stack's CA.
+
+Needs the `haproxy` binary (Debian package haproxy; `.ci/run` installs it and sets
+GKE_GPU_REQUIRE_PROXY=1, so in CI a missing binary fails instead of skipping).
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import json
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from components import haproxy
+from components.config.rules.exposure import VLLM_PATHS
+from tests.conftest import SERVICE, stack_config
+from tools.engine import ROOT, STATIC_EXTERNAL_IP, Recording, run_program
+
+HAPROXY = shutil.which("haproxy") or (
+    "/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None
+)
+if HAPROXY is None:
+    if os.environ.get("GKE_GPU_REQUIRE_PROXY") == "1":
+        raise RuntimeError("haproxy is required here: apt-get install haproxy (.ci/run does)")
+    pytestmark = pytest.mark.skip(reason="haproxy not installed (apt-get install haproxy)")
+
+KEY = "k" * 24 + "0123456789ABCDEFGHIJKLMN"  # 48 letters and digits, as components/apikey.py
+MATRIX = ROOT / "build" / "gate" / "matrix.md"
+
+
+# --- what the program asks for -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dev() -> Recording:
+    return run_program(stack_config("dev"), stack="dev")
+
+
+def _named(recording: Recording, name: str) -> dict[str, Any]:
+    return recording.named(name).inputs
+
+
+@dataclass
+class Pki:
+    ca_pem: bytes
+    server_pem: bytes  # certificate then key: what HAProxy's `crt` reads
+    other_ca_pem: bytes
+
+
+def _key(inputs: dict[str, Any]) -> ec.EllipticCurvePrivateKey:
+    assert (inputs["algorithm"], inputs["ecdsaCurve"]) == ("ECDSA", "P256"), inputs
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _name(subject: dict[str, Any]) -> x509.Name:
+    return x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, subject["commonName"]),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, subject["organization"]),
+        ]
+    )
+
+
+def _issue(recording: Recording) -> Pki:
+    """A CA and server certificate with the parameters the program gives pulumi-tls."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca_args = _named(recording, "ca-cert")
+    assert ca_args["isCaCertificate"] is True and "cert_signing" in ca_args["allowedUses"]
+    ca_key = _key(_named(recording, "ca-key"))
+    ca_name = _name(ca_args["subject"])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=ca_args["validityPeriodHours"]))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    request = _named(recording, "cert-llm-request")
+    signed = _named(recording, "cert-llm-cert")
+    assert "server_auth" in signed["allowedUses"]
+    server_key = _key(_named(recording, "cert-llm-key"))
+    sans: list[x509.GeneralName] = [
+        x509.IPAddress(ipaddress.ip_address(ip)) for ip in request.get("ipAddresses", [])
+    ]
+    sans += [x509.DNSName(name) for name in request.get("dnsNames", [])]
+    server = (
+        x509.CertificateBuilder()
+        .subject_name(_name(request["subject"]))
+        .issuer_name(ca_name)
+        .public_key(server_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=signed["validityPeriodHours"]))
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    other_key = ec.generate_private_key(ec.SECP256R1())
+    other = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(other_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(other_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    key_pem = server_key.private_bytes(
+        pem, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    )
+    return Pki(ca.public_bytes(pem), server.public_bytes(pem) + key_pem, other.public_bytes(pem))
+
+
+# --- the stub upstream and the real proxy ------------------------------------------------------
+
+
+class Upstream(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.seen: list[tuple[str, str, str | None]] = []  # method, raw path, Authorization
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Upstream
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        self.server.seen.append((self.command, self.path, self.headers.get("Authorization")))
+        body = json.dumps({"upstream": True, "path": self.path}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_DELETE = do_PUT = _answer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+
+@dataclass
+class Gate:
+    upstream: Upstream
+    pki: Pki
+    config: str
+    host: str
+    """The name the client verifies: the reserved address the certificate was issued for."""
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"haproxy exited: {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"haproxy did not listen on {port}")
+
+
+@pytest.fixture(scope="module")
+def gate(dev: Recording, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gate]:
+    folder = tmp_path_factory.mktemp("gate")
+    config = _named(dev, "gate-llm-config")["data"]["haproxy.cfg"]
+    (folder / "haproxy.cfg").write_text(config)
+    pki = _issue(dev)
+    (folder / "gate.pem").write_bytes(pki.server_pem)
+    upstream = Upstream()
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    # The Deployment's environment, with the cluster's values swapped for the test's.
+    container = _named(dev, "gate-llm-deployment")["spec"]["template"]["spec"]["containers"][0]
+    names = {e["name"] for e in container["env"]}
+    assert names == {haproxy.UPSTREAM_ENV, haproxy.CERT_ENV, haproxy.KEY_ENV}, names
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        haproxy.UPSTREAM_ENV: f"127.0.0.1:{upstream.server_address[1]}",
+        haproxy.CERT_ENV: str(folder / "gate.pem"),
+        haproxy.KEY_ENV: KEY,
+    }
+    assert HAPROXY is not None
+    check = subprocess.run(
+        [HAPROXY, "-c", "-f", str(folder / "haproxy.cfg")], env=env, capture_output=True
+    )
+    assert check.returncode == 0, check.stderr.decode()
+    process = subprocess.Popen(
+        [HAPROXY, "-db", "-f", str(folder / "haproxy.cfg")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for_port(haproxy.TLS_PORT, process)
+        _wait_for_port(haproxy.HEALTH_PORT, process)
+        yield Gate(upstream, pki, config, STATIC_EXTERNAL_IP)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        upstream.shutdown()
+
+
+# --- a client that sends exactly the bytes it is given -----------------------------------------
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def _context(ca_pem: bytes) -> ssl.SSLContext:
+    context = ssl.create_default_context(cadata=ca_pem.decode())
+    context.check_hostname = True
+    return context
+
+
+def _send(
+    gate: Gate, request: bytes, *, ca: bytes | None = None, host: str | None = None
+) -> Response:
+    """One HTTP/1.1 request over TLS to the gate, verified against `ca` for `host` (the reserved
+    address by default), read to the end."""
+    context = _context(ca or gate.pki.ca_pem)
+    with (
+        socket.create_connection(("127.0.0.1", haproxy.TLS_PORT), timeout=10) as raw,
+        context.wrap_socket(raw, server_hostname=host or gate.host) as tls,
+    ):
+        tls.sendall(request)
+        data = b""
+        while chunk := tls.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in header_lines)}
+    return Response(int(status_line.split()[1]), headers, body)
+
+
+def _request(method: str, target: str, *headers: str, body: bytes = b"") -> bytes:
+    lines = [f"{method} {target} HTTP/1.1", "Host: gate.test", "Connection: close", *headers]
+    if body or method == "POST":
+        lines += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+BODY = b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}'
+RIGHT = f"Authorization: Bearer {KEY}"
+KEYS: dict[str, tuple[str, ...]] = {
+    "no key": (),
+    "wrong key": ("Authorization: Bearer " + "x" * 48,),
+    "key without Bearer": (f"Authorization: {KEY}",),
+    "lowercase scheme": (f"Authorization: bearer {KEY}",),
+    "key plus a character": (f"Authorization: Bearer {KEY}x",),
+    "key cut short": (f"Authorization: Bearer {KEY[:-1]}",),
+    "right key": (RIGHT,),
+}
+# Outside the allowlist: vLLM's routes that run or change things without its key, and spellings
+# of allowed paths that a server might normalise into another route.
+REFUSED = (
+    "/invocations",
+    "/tokenize",
+    "/detokenize",
+    "/metrics",
+    "/load",
+    "/version",
+    "/health",
+    "/ping",
+    "/scale_elastic_ep",
+    "/pooling",
+    "/v1/load_lora_adapter",
+    "/v1/chat/completions/render",
+    "/v1/responses/resp_123",
+    "/..%2finvocations",
+    "/v1/..%2finvocations",
+    "/v1/%2e%2e/invocations",
+    "/v1/chat/completions/../../invocations",
+    "/v1/models/..",
+    "/V1/models",
+    "/v1/Models",
+    "/v1/models.",
+    "/v1/models/",
+    "/v1/models%2f",
+    "/%76%31/models",
+    "//v1/models",
+    "/v1//models",
+    "/",
+    "*",
+    "http://gate.test/invocations",
+)
+
+
+def _record(rows: list[str]) -> None:
+    MATRIX.parent.mkdir(parents=True, exist_ok=True)
+    with MATRIX.open("a") as out:
+        out.write("\n".join(rows) + "\n")
+
+
+def test_every_allowed_path_reaches_the_model_only_with_the_right_key(gate: Gate) -> None:
+    rows = []
+    for path in VLLM_PATHS:
+        method = "GET" if path == "/v1/models" else "POST"
+        for label, headers in KEYS.items():
+            before = len(gate.upstream.seen)
+            response = _send(gate, _request(method, path, *headers, body=BODY))
+            reached = gate.upstream.seen[before:]
+            rows.append(f"| {method} {path} | {label} | {response.status} | {bool(reached)} |")
+            if label == "right key":
+                assert response.status == 200 and reached == [(method, path, f"Bearer {KEY}")], (
+                    f"{method} {path} with the key must reach the model unchanged, key included "
+                    f"(vLLM checks it too): got {response.status}, upstream saw {reached}"
+                )
+            else:
+                assert response.status == 401 and not reached, (
+                    f"{method} {path} with {label} must be refused by the gate and never reach "
+                    f"the model: got {response.status}, upstream saw {reached}"
+                )
+                message = json.loads(response.body)["error"]["message"]
+                assert "Authorization: Bearer <key>" in message and "apiKey" in message, (
+                    "the 401 says how to send the key and where to find it"
+                )
+                assert response.headers.get("www-authenticate") == "Bearer"
+    _record(rows)
+
+
+def test_no_path_outside_the_allowlist_reaches_the_model_with_or_without_the_key(
+    gate: Gate,
+) -> None:
+    rows = []
+    for path in REFUSED:
+        for label, headers in (("no key", ()), ("right key", (RIGHT,))):
+            before = len(gate.upstream.seen)
+            response = _send(gate, _request("POST", path, *headers, body=BODY))
+            reached = gate.upstream.seen[before:]
+            rows.append(f"| POST {path} | {label} | {response.status} | {bool(reached)} |")
+            assert not reached, f"POST {path} ({label}) reached the model: {reached}"
+            assert response.status == (401 if label == "no key" else 404), (
+                f"POST {path} ({label}): a missing key is 401, a path outside the allowlist "
+                f"404; got {response.status}"
+            )
+    _record(rows)
+
+
+def test_two_authorization_headers_are_refused(gate: Gate) -> None:
+    before = len(gate.upstream.seen)
+    wrong = "Authorization: Bearer " + "x" * 48
+    for headers in ((RIGHT, wrong), (wrong, RIGHT)):
+        response = _send(gate, _request("POST", "/v1/chat/completions", *headers, body=BODY))
+        assert response.status == 400, "which of two keys a server reads is its own choice"
+    assert gate.upstream.seen[before:] == []
+
+
+def test_the_certificate_verifies_only_against_the_stack_ca_for_the_reserved_address(
+    gate: Gate, dev: Recording
+) -> None:
+    assert dev.stack_outputs["externalIp"] == gate.host, "the URL's address is the certificate's"
+    assert _send(gate, _request("GET", "/v1/models", RIGHT)).status == 200
+    with pytest.raises(ssl.SSLCertVerificationError):
+        _send(gate, _request("GET", "/v1/models", RIGHT), ca=gate.pki.other_ca_pem)
+    with pytest.raises(ssl.SSLCertVerificationError):
+        _send(gate, _request("GET", "/v1/models", RIGHT), host="203.0.113.99")
+
+
+def test_plain_http_on_the_tls_port_gets_no_answer(gate: Gate) -> None:
+    before = len(gate.upstream.seen)
+    with socket.create_connection(("127.0.0.1", haproxy.TLS_PORT), timeout=10) as raw:
+        raw.sendall(_request("GET", "/v1/models", RIGHT))
+        try:
+            data = raw.recv(65536)
+        except ConnectionResetError:
+            data = b""
+    assert not data.startswith(b"HTTP/"), "a plain HTTP request must get no HTTP answer"
+    assert gate.upstream.seen[before:] == [], "and must never reach the model"
+
+
+def test_kubelet_probes_a_health_port_the_load_balancer_does_not_expose(
+    gate: Gate, dev: Recording
+) -> None:
+    with socket.create_connection(("127.0.0.1", haproxy.HEALTH_PORT), timeout=10) as raw:
+        raw.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        status = raw.recv(65536).split(b"\r\n", 1)[0]
+    assert b" 200 " in status + b" ", f"the gate's probe path answers without a key: {status!r}"
+    probe = _named(dev, "gate-llm-deployment")["spec"]["template"]["spec"]["containers"][0]
+    assert probe["readinessProbe"]["httpGet"] == {
+        "path": haproxy.HEALTH_PATH,
+        "port": haproxy.HEALTH_PORT,
+    }
+    ports = dev.served(SERVICE).inputs["spec"]["ports"]
+    assert [p["targetPort"] for p in ports] == [haproxy.TLS_PORT], (
+        "the load balancer forwards only the TLS port, never the health port"
+    )
+
+
+def test_the_key_never_appears_in_the_rendered_config(gate: Gate, dev: Recording) -> None:
+    assert "secure_memcmp" in gate.config, "the key is compared in constant time"
+    env = _named(dev, "gate-llm-deployment")["spec"]["template"]["spec"]["containers"][0]["env"]
+    key_ref = next(e for e in env if e["name"] == haproxy.KEY_ENV)["valueFrom"]["secretKeyRef"]
+    assert key_ref["key"] == "VLLM_API_KEY", "the gate reads the same key vLLM does, from a Secret"
+    assert KEY not in gate.config

@@ -427,6 +427,40 @@ def load_balancers_restricted_in_prod(
     return problems
 
 
+# The gate's pods (components/gate.py GATE_NAME_LABEL): every exposed endpoint selects them.
+GATE_NAME_LABEL = "gke-gpu-gate"
+
+
+def endpoints_use_tls_in_prod(
+    resource_type: str, props: Mapping[str, Any], stack: str
+) -> list[str]:
+    """A production stack's endpoints serve HTTPS. Mandatory.
+
+    Every exposed workload is served by its gate; with expose.tls: false the gate serves plain
+    HTTP and the Service's port is named "http": the API key, prompts and completions then cross
+    the network in clear (CIS GKE benchmark 5.6.8, "Consider encrypting traffic"). Only Services
+    of production stacks that select a gate are checked.
+    """
+    if resource_type != SERVICE_TYPE or not is_production(resource_type, props):
+        return []
+    spec = _mapping(props.get("spec"))
+    if _mapping(spec.get("selector")).get("app.kubernetes.io/name") != GATE_NAME_LABEL:
+        return []
+    plain = [
+        _show(_mapping(port).get("port"))
+        for port in _sequence(spec.get("ports"))
+        if _mapping(port).get("name") != "https"
+    ]
+    if not plain:
+        return []
+    label = object_label(resource_type, props)
+    return [
+        f"{label}: serves plain HTTP on port {', '.join(plain)} in a production stack "
+        f'({PRODUCTION_LABEL}: "true"): the API key and prompts would cross the network in clear. '
+        "Remove workloads[].expose.tls: false."
+    ]
+
+
 def gpu_node_pools_scale_to_zero(
     resource_type: str, props: Mapping[str, Any], stack: str
 ) -> list[str]:
@@ -536,6 +570,12 @@ RULES: tuple[Rule, ...] = (
         "GPU node pools scale to zero, or say why they stay warm (gke-gpu-min-nodes-reason).",
         "advisory",
         gpu_node_pools_scale_to_zero,
+    ),
+    Rule(
+        "endpoints-use-tls-in-prod",
+        "Endpoints of stacks marked production serve HTTPS (no expose.tls: false).",
+        "mandatory",
+        endpoints_use_tls_in_prod,
     ),
     Rule(
         "deletion-protection-in-prod",

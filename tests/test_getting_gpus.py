@@ -444,14 +444,16 @@ def _totals(stack: str) -> dict[tuple[str, str], float]:
     }
 
 
-def test_dev_stack_costs_one_spot_l4_node_and_the_cluster_fee() -> None:
+def test_dev_stack_costs_one_spot_l4_node_its_gates_and_the_cluster_fee() -> None:
     totals = _totals("dev")
-    # dev's pod (3 CPU, 10Gi) fits the smallest L4 machine, so Autopilot prices that node.
+    # dev's pod (3 CPU, 10Gi) fits the smallest L4 machine, so Autopilot prices that node; its
+    # gate's two CPU-only pods (100m, 128Mi each) are billed by their requests, never Spot.
     node = prices.MACHINE_PRICES["g2-standard-4"]
     fee = prices.CLUSTER_FEE_PER_HOUR
-    assert totals[("idle", "configured")] == pytest.approx(fee + (node.spot or 0))
-    assert totals[("max", "configured")] == pytest.approx(fee + (node.spot or 0))
-    assert totals[("idle", "on_demand")] == pytest.approx(fee + (node.on_demand or 0))
+    gates = 2 * (0.1 * prices.AUTOPILOT_POD_VCPU_HOUR + 0.125 * prices.AUTOPILOT_POD_GIB_HOUR)
+    assert totals[("idle", "configured")] == pytest.approx(fee + gates + (node.spot or 0))
+    assert totals[("max", "configured")] == pytest.approx(fee + gates + (node.spot or 0))
+    assert totals[("idle", "on_demand")] == pytest.approx(fee + gates + (node.on_demand or 0))
 
 
 def test_prod_stack_costs_its_warm_node_idle_and_four_at_max() -> None:
@@ -469,7 +471,7 @@ def test_render_prints_idle_and_max_costs_with_the_price_date(
     assert render.main(["dev", "--out", str(tmp_path)]) == render.EXIT_OK
     out = capsys.readouterr().out
     assert f"list prices of {prices.PRICE_DATE}" in out
-    assert "as configured: idle $0.50/h, max $0.50/h" in out, out
+    assert "as configured: idle $0.51/h, max $0.51/h" in out, out
 
 
 def test_a_flex_start_pool_prints_an_unknown_price_not_zero(

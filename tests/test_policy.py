@@ -56,6 +56,7 @@ RULE_LEVELS = {
     "no-latest-or-untagged-images": "mandatory",
     "load-balancers-restricted-in-prod": "mandatory",
     "gpu-node-pools-scale-to-zero": "advisory",
+    "endpoints-use-tls-in-prod": "mandatory",
     "deletion-protection-in-prod": "mandatory",
 }
 
@@ -536,6 +537,42 @@ def test_a_cpu_node_pool_may_stay_warm() -> None:
     system = {"name": "system", "nodeCount": 1.0, "nodeConfig": {"machineType": "e2-standard-2"}}
     assert fired("gpu-node-pools-scale-to-zero", NODE_POOL, system) == [], (
         "the system pool must run all the time; only GPU pools are costly when idle"
+    )
+
+
+# --- endpoints-use-tls-in-prod ----------------------------------------------------------------
+
+
+def _gate_service(port_name: str, production: bool = True) -> dict[str, Any]:
+    service = load_balancer(production, loadBalancerSourceRanges=["203.0.113.0/24"])
+    service["spec"]["selector"] = {"app.kubernetes.io/name": "gke-gpu-gate"}
+    service["spec"]["ports"] = [{"name": port_name, "port": 80.0, "targetPort": 8080.0}]
+    return service
+
+
+def test_a_production_endpoint_in_plain_http_is_rejected() -> None:
+    (message,) = fired("endpoints-use-tls-in-prod", SERVICE, _gate_service("http"), "eu")
+    assert "plain HTTP on port 80" in message and "expose.tls: false" in message, (
+        "a production key and prompts must not cross the network in clear"
+    )
+
+
+def test_https_endpoints_and_plain_http_outside_production_pass() -> None:
+    assert fired("endpoints-use-tls-in-prod", SERVICE, _gate_service("https")) == []
+    assert fired("endpoints-use-tls-in-prod", SERVICE, _gate_service("http", False)) == [], (
+        "dev may serve plain HTTP when it says so (expose.tls: false)"
+    )
+
+
+def _rules_fired(recording: Recording, stack: str) -> set[str]:
+    return {v.rule for r in recording.resources for v in evaluate_rules(r.type, r.inputs, stack)}
+
+
+def test_the_production_stack_serves_only_https(run: Callable[..., Recording]) -> None:
+    config = stack_config("prod")
+    config["gke-gpu:workloads"][0]["expose"]["tls"] = False
+    assert "endpoints-use-tls-in-prod" in _rules_fired(run(config, stack="prod"), "prod"), (
+        "prod with expose.tls: false must fail the policy pack before anything is created"
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from components import allocatable, catalog
+from components import allocatable, catalog, gate
 from components.allocatable import Resources
 from components.catalog import prices
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
@@ -131,6 +131,23 @@ def stack_cost(config: StackConfig) -> StackCost | None:
             cost.lines.append(
                 Line(f"pool {pool.name}", rate * pool.min_nodes, rate * pool.max_nodes)
             )
+    gates = [w for w in config.workloads if w.expose is not None and w.port is not None]
+    if cluster.mode == "autopilot" and gates:
+        # Each gate: gate.REPLICAS CPU-only pods, billed by their requests. In Standard they run
+        # on the system pool, priced above.
+        per_pod = (
+            allocatable.parse_cpu(gate.CPU) / 1000 * prices.AUTOPILOT_POD_VCPU_HOUR
+            + allocatable.parse_memory(gate.MEMORY) / 2**30 * prices.AUTOPILOT_POD_GIB_HOUR
+        )
+        rate = Rate(per_pod, per_pod, per_pod) * (gate.REPLICAS * len(gates))
+        cost.lines.append(
+            Line(
+                f"API gates ({gate.REPLICAS * len(gates)} pods x {gate.CPU} CPU / {gate.MEMORY}, "
+                "Autopilot general-purpose; price not confirmed from Google's page)",
+                rate,
+                rate,
+            )
+        )
     for w in config.workloads:
         if w.node_pool is not None:
             continue  # priced with its pool

@@ -41,6 +41,13 @@ PRICE_REGION = "us-central1"
 PRICE_DATE = "2026-07-30"
 PRICE_SOURCE = "Cloud Billing Catalog list prices (components/catalog/prices.py)"
 CLUSTER_FEE_PER_HOUR = 0.10  # GKE_PRICING
+# Autopilot bills a general-purpose (CPU-only) Pod by its requests: USD per vCPU-hour and per
+# GiB-hour in us-central1, regular (not Spot). The figures of https://cloud.google.com/
+# kubernetes-engine/pricing ("Autopilot mode", general-purpose Pods) as several public cost
+# calculators copy them; the stored copy of Google's page did not show the table, so they are
+# NOT confirmed from Google's own page (the plan says so). The gates are such Pods.
+AUTOPILOT_POD_VCPU_HOUR = 0.0445
+AUTOPILOT_POD_GIB_HOUR = 0.0049225
 
 
 @dataclass(frozen=True)

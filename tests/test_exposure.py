@@ -596,3 +596,62 @@ def test_a_mirrored_vllm_image_is_protected_by_an_api_key_too(run: Run) -> None:
         "a mirror of vLLM's server is the same open model API: it needs the generated key"
     )
     assert "apiKey" in recording.secret_outputs
+
+
+# --- the gate's settings -----------------------------------------------------------------------
+
+
+def test_gate_settings_that_would_open_or_break_the_gate_are_refused_at_once(
+    standard: dict, run: Run
+) -> None:
+    config = _exposed(
+        standard,
+        paths=["/", "/v1/../invocations", "/v1/%2e", "/v1/chat*", "/v1/models"],
+        hosts=["not a host", "gpu.example.com", "192.0.2.10"],
+        staticIp=False,
+    )
+    problems = _problems(config, run)
+    assert "workloads[0].expose.paths[0]: '/' would forward every path" in problems
+    assert "workloads[0].expose.paths[1]: '/v1/../invocations' holds '.', '..'" in problems
+    assert "workloads[0].expose.paths[2]: '/v1/%2e' is not a path the gate can match" in problems
+    assert "workloads[0].expose.paths[3]: '/v1/chat*' is not a path the gate can match" in problems
+    assert "paths[4]" not in problems and "hosts[1]" not in problems, "valid items pass"
+    assert "workloads[0].expose.hosts[0]: 'not a host' is neither an IP address" in problems
+    assert "workloads[0].expose.staticIp: the stack's certificate names the load balancer's" in (
+        problems
+    ), "a certificate for an address known only after the Service exists cannot be issued first"
+
+
+def test_an_exposed_workload_may_not_share_its_gate_objects_names(standard: dict, run: Run) -> None:
+    config = copy.deepcopy(standard)
+    first = config["gke-gpu:workloads"][0]
+    config["gke-gpu:workloads"] = [first, {**first, "name": "llm-model"}]
+    problems = _problems(config, run)
+    assert "workloads[1].name: 'llm-model' makes a Service called 'llm-model', which the " in (
+        problems
+    ), "the gate of llm forwards to the Service llm-model: a second one would steal its traffic"
+
+
+def test_plain_http_is_an_explicit_choice_and_the_url_says_so(standard: dict, run: Run) -> None:
+    recording = run(_exposed(standard, tls=False, port=80))
+    assert recording.stack_outputs["url"] == "http://203.0.113.10", (
+        "without TLS nothing needs a reserved address, and the URL says http"
+    )
+    assert recording.of_type("tls:index/locallySignedCert:LocallySignedCert") == []
+    assert "caCertificate" not in recording.stack_outputs
+    config = recording.named("gate-llm-config").inputs["data"]["haproxy.cfg"]
+    assert "bind :8080\n" in config and "ssl" not in config.split("frontend api")[1]
+    assert "secure_memcmp" in config, "the key is still required on every request"
+
+
+def test_the_certificate_names_the_reserved_address_and_the_cluster_names(
+    minimal: Recording,
+) -> None:
+    request = minimal.named("cert-llm-request").inputs
+    address = minimal.one(ADDRESS).outputs.get("address") or "203.0.113.20"
+    assert request["ipAddresses"] == [address], "clients verify the URL's address"
+    assert "llm.gke-gpu.svc.cluster.local" in request["dnsNames"], "and pods the Service name"
+    key = minimal.named("cert-llm-key")
+    assert key.outputs["privateKeyPem"] == SECRET_MASK, "the private key is a secret in state"
+    secret = minimal.named("gate-llm-tls").inputs
+    assert secret["stringData"] == {"gate.pem": SECRET_MASK}, "and in the cluster"

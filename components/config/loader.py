@@ -219,7 +219,9 @@ class _Load:
             if self.existing:
                 problems += workloads.existing_workload_problems(i, w, self.device_plugin)
             self.placed.append((i, w, pool))
-        problems += names.object_name_problems([(i, w.name, w.kind) for i, w, _ in self.placed])
+        problems += names.object_name_problems(
+            [(i, w.name, w.kind, w.expose is not None) for i, w, _ in self.placed]
+        )
 
     # --- phase 5: what GKE will schedule: machines, capacity, drivers (rules/fit.py) ----------
 

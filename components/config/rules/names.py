@@ -74,19 +74,25 @@ def taken(path: str, name: str, seen: set[str]) -> list[str]:
     return [f"{path}.name: {name!r} is used twice. Rename one."] if clash else []
 
 
-def object_name_problems(workloads: list[tuple[int, str, str]]) -> list[str]:
-    """Kubernetes objects the workloads create must not share a name: a workload `llm` of kind
-    StatefulSet creates the Service `llm-headless`, which another workload may be called."""
-    owners: dict[str, str] = {}
+def object_name_problems(workloads: list[tuple[int, str, str, bool]]) -> list[str]:
+    """Kubernetes objects the workloads create must not share a name within their kind: a
+    workload `llm` of kind StatefulSet creates the Service `llm-headless`, an exposed one the
+    Service `llm-model` and the Deployment `llm-gate` (its gate), which another workload may be
+    called. Items are (index, name, kind, exposed)."""
+    owners: dict[tuple[str, str], str] = {}
     problems = []
-    for i, name, kind in workloads:
-        services = [name] + ([f"{name}-headless"] if kind == "StatefulSet" else [])
-        for service in services:
-            other = owners.get(service)
+    for i, name, kind, exposed in workloads:
+        objects = [(kind, name)] + ([("Service", name)] if exposed else [])
+        if kind == "StatefulSet":
+            objects.append(("Service", f"{name}-headless"))
+        if exposed:
+            objects += [("Service", f"{name}-model"), ("Deployment", f"{name}-gate")]
+        for obj in objects:
+            other = owners.get(obj)
             if other is not None and other != name:
                 problems.append(
-                    f"workloads[{i}].name: {name!r} makes a Service called {service!r}, which "
+                    f"workloads[{i}].name: {name!r} makes a {obj[0]} called {obj[1]!r}, which "
                     f"the workload {other!r} also makes. Rename one of them."
                 )
-            owners.setdefault(service, name)
+            owners.setdefault(obj, name)
     return problems

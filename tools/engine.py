@@ -42,6 +42,7 @@ MOCKED_VALUES = (
     INTERNAL_LOAD_BALANCER_IP,
     STATIC_INTERNAL_IP,
     DNS_ENDPOINT_DOMAIN,
+    "MOCK-",  # the body of every stand-in PEM block (_pem)
 )
 # A stand-in CA certificate (base64 of a PEM header): real value comes from GKE at create time.
 CLUSTER_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1PQ0stQ0EKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="

@@ -202,9 +202,14 @@ class ApiGate(pulumi.ComponentResource):
                 opts=child,
             )
             tls_secret = secret.metadata.name
+        # The model's own objects carry the model's labels, so a query for the gate finds only it.
+        model_meta = {
+            "namespace": args.namespace,
+            "labels": {**args.model_selector, "app.kubernetes.io/managed-by": "pulumi"},
+        }
         model = k8s.core.v1.Service(
             f"{name}-model",
-            metadata=manifest({**meta, "name": model_service_name(args.workload)}),
+            metadata=manifest({**model_meta, "name": model_service_name(args.workload)}),
             spec=manifest(
                 {
                     "type": "ClusterIP",
@@ -225,7 +230,7 @@ class ApiGate(pulumi.ComponentResource):
         )
         k8s.networking.v1.NetworkPolicy(
             f"{name}-netpol",
-            metadata=manifest({**meta, "name": f"{args.workload}-from-gate"}),
+            metadata=manifest({**model_meta, "name": f"{args.workload}-from-gate"}),
             spec=manifest(
                 {
                     "podSelector": {"matchLabels": args.model_selector},

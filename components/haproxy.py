@@ -111,7 +111,10 @@ def render(settings: GateSettings) -> str:
         "# gke-gpu API gate (components/haproxy.py): rendered by the program; do not edit.",
         "global",
         "    log stdout format raw local0 info",
-        "    maxconn 4096",
+        # Each open connection holds buffers (~32 KiB measured with half-sent requests): 500
+        # keep a gate pod well inside its 128Mi when someone opens connections and never sends
+        # a key (the key is checked once the headers are complete).
+        "    maxconn 500",
     ]
     if settings.api_key:
         # The key as the header carries it, read at run time with env(): never in this file.
@@ -127,8 +130,6 @@ def render(settings: GateSettings) -> str:
         "    timeout client 60s",
         "    timeout http-request 10s",
         "    timeout queue 60s",
-        # An upgraded connection (WebSocket, e.g. /v1/realtime) may stay open this long.
-        "    timeout tunnel 1h",
         f"    timeout server {settings.request_timeout_seconds}s",
         "",
         "# Kubelet's probes: served by the gate itself, on a port no Service exposes.",
@@ -141,6 +142,8 @@ def render(settings: GateSettings) -> str:
         f"    {bind}",
         # Two Authorization headers: which one the server would read is up to it. Refuse.
         "    http-request deny deny_status 400 if { req.hdr_cnt(authorization) gt 1 }",
+        # An upgraded connection (WebSocket, h2c) is a tunnel the allowlist no longer sees.
+        "    http-request deny deny_status 400 if { req.hdr_cnt(upgrade) gt 0 }",
     ]
     if settings.api_key:
         lines += [
@@ -156,9 +159,14 @@ def render(settings: GateSettings) -> str:
         f"string {_haproxy_string(NOT_ALLOWED)} if !allowed_path",
         "    default_backend model",
         "",
+        # The cluster's DNS (the pod's resolv.conf), so the Service name is resolved again at
+        # run time: at start it may not resolve yet (init-addr none keeps HAProxy starting).
+        "resolvers cluster",
+        "    parse-resolv-conf",
+        "    hold valid 30s",
+        "",
         "backend model",
-        # The model's ClusterIP Service by name: resolved at start, retried until it resolves.
-        f'    server model "${{{UPSTREAM_ENV}}}" init-addr last,libc,none',
+        f'    server model "${{{UPSTREAM_ENV}}}" resolvers cluster init-addr last,libc,none',
         "",
     ]
     return "\n".join(lines)

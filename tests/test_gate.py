@@ -374,6 +374,17 @@ def test_no_path_outside_the_allowlist_reaches_the_model_with_or_without_the_key
     _record(rows)
 
 
+def test_a_protocol_upgrade_is_refused_even_with_the_key(gate: Gate) -> None:
+    before = len(gate.upstream.seen)
+    for upgrade in ("websocket", "h2c"):
+        headers = (RIGHT, f"Upgrade: {upgrade}", "Connection: Upgrade")
+        response = _send(gate, _request("GET", "/v1/models", *headers))
+        assert response.status == 400, (
+            f"Upgrade: {upgrade} would turn the connection into a tunnel the allowlist cannot see"
+        )
+    assert gate.upstream.seen[before:] == []
+
+
 def test_two_authorization_headers_are_refused(gate: Gate) -> None:
     before = len(gate.upstream.seen)
     wrong = "Authorization: Bearer " + "x" * 48

@@ -15,7 +15,7 @@ from components.certificate import (
 from components.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster, GkeClusterArgs
 from components.compute_class import GpuComputeClass, GpuComputeClassArgs
 from components.config import NAMESPACE, ExistingClusterConfig, Secret, from_pulumi
-from components.config.rules.exposure import API_KEY_ENV
+from components.config.rules.exposure import API_KEY_ENV, LOAD_BALANCED
 from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from components.driver import NvidiaDriverInstaller, NvidiaDriverInstallerArgs, installer_pools
 from components.gate import ApiGate, ApiGateArgs, gate_selector, gate_settings
@@ -30,7 +30,7 @@ from components.service import (
     StaticAddress,
     static_address_name,
 )
-from components.workload import GpuWorkload, GpuWorkloadArgs, secret_env_names
+from components.workload import GpuWorkload, GpuWorkloadArgs
 
 config = from_pulumi()
 secrets = pulumi.Config(NAMESPACE)
@@ -193,7 +193,7 @@ for w in config.workloads:
     if w.expose is not None and workload.port is not None:
         # Every exposed server sits behind its gate (components/gate.py): the Service selects the
         # gate's pods, and the gate forwards the model API, with the key, to the model's pods.
-        settings = gate_settings(w.expose, api_key=API_KEY_ENV in secret_env_names(w))
+        settings = gate_settings(w)
         static_address = None
         if w.expose.static_ip and not isinstance(config.cluster, ExistingClusterConfig):
             static_address = StaticAddress(
@@ -249,7 +249,7 @@ for w in config.workloads:
             opts=k8s_opts,
         )
         endpoints[w.name] = service.url
-        if w.expose.type in ("LoadBalancer", "Internal"):
+        if w.expose.type in LOAD_BALANCED:
             load_balancers.append((w.name, w.expose.type, service))
 
 if load_balancers:

@@ -20,9 +20,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import haproxy
-from components.config.model import Expose
+from components.config.model import WorkloadConfig
+from components.config.rules.exposure import API_KEY_ENV
 from components.manifest import manifest
-from components.workload import container_security_context
+from components.workload import container_security_context, secret_env_names
 
 # The official HAProxy image (docker-library/haproxy). Its Dockerfile makes the user `haproxy`
 # with uid/gid 99 and ends with `USER haproxy` (docker-library/haproxy@ec437dd2 2.8/alpine/
@@ -50,9 +51,18 @@ CONFIG_HASH_ANNOTATION = "gke-gpu/gate-config-sha256"
 GATE_NAME_LABEL = "gke-gpu-gate"  # app.kubernetes.io/name of every gate pod (a reserved name)
 
 
-def gate_settings(expose: Expose, api_key: bool) -> haproxy.GateSettings:
-    """What a workload's gate enforces, from its resolved expose settings."""
-    return haproxy.GateSettings(paths=expose.paths, tls=expose.tls, api_key=api_key)
+def gate_requires_key(w: WorkloadConfig) -> bool:
+    """The gate checks the key when the workload's Secret holds one (generated, secretEnv or a
+    secure env value); a key set in plain env or args is checked by the server alone."""
+    return API_KEY_ENV in secret_env_names(w)
+
+
+def gate_settings(w: WorkloadConfig) -> haproxy.GateSettings:
+    """What an exposed workload's gate enforces, from its resolved expose settings."""
+    assert w.expose is not None
+    return haproxy.GateSettings(
+        paths=w.expose.paths, tls=w.expose.tls, api_key=gate_requires_key(w)
+    )
 
 
 def gate_selector(workload: str) -> dict[str, str]:
@@ -240,7 +250,6 @@ class ApiGate(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        template_labels = dict(labels)
         pod = pulumi.Output.all(args.namespace, tls_secret).apply(
             lambda v: gate_pod_spec(args, v[0], v[1])
         )
@@ -257,7 +266,7 @@ class ApiGate(pulumi.ComponentResource):
                     "selector": {"matchLabels": self.selector},
                     "template": {
                         "metadata": {
-                            "labels": template_labels,
+                            "labels": labels,
                             "annotations": {CONFIG_HASH_ANNOTATION: digest},
                         },
                         "spec": pod,

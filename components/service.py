@@ -11,6 +11,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.config.rules.exposure import LOAD_BALANCED
 from components.config.schema import ExposeType
 from components.manifest import manifest
 
@@ -26,7 +27,6 @@ ADDRESS_TIMEOUT = "20m"
 INTERNAL_ANNOTATION = {"networking.gke.io/load-balancer-type": "Internal"}
 # Address types of a reserved regional address (gcp.compute.Address.address_type).
 ADDRESS_TYPES: dict[str, str] = {"LoadBalancer": "EXTERNAL", "Internal": "INTERNAL"}
-LOAD_BALANCED: tuple[ExposeType, ...] = ("LoadBalancer", "Internal")
 # The production marker on a production stack's Services (cluster.production): the policy pack's
 # production rules read it (policy/rules.py PRODUCTION_LABEL), never the stack's name.
 PRODUCTION_LABEL = "gke-gpu/production"

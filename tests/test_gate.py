@@ -80,6 +80,26 @@ def _name(subject: dict[str, Any]) -> x509.Name:
     )
 
 
+def _self_signed_ca(
+    name: x509.Name, key: ec.EllipticCurvePrivateKey, hours: int
+) -> x509.Certificate:
+    now = datetime.datetime.now(datetime.UTC)
+    return (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=hours))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True
+        )
+        .sign(key, hashes.SHA256())
+    )
+
+
 def _issue(recording: Recording) -> Pki:
     """A CA and server certificate with the parameters the program gives pulumi-tls."""
     now = datetime.datetime.now(datetime.UTC)
@@ -87,20 +107,7 @@ def _issue(recording: Recording) -> Pki:
     assert ca_args["isCaCertificate"] is True and "cert_signing" in ca_args["allowedUses"]
     ca_key = _key(_named(recording, "ca-key"))
     ca_name = _name(ca_args["subject"])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=ca_args["validityPeriodHours"]))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
+    ca = _self_signed_ca(ca_name, ca_key, ca_args["validityPeriodHours"])
     request = _named(recording, "cert-llm-request")
     signed = _named(recording, "cert-llm-cert")
     assert "server_auth" in signed["allowedUses"]
@@ -121,18 +128,8 @@ def _issue(recording: Recording) -> Pki:
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
-    other_key = ec.generate_private_key(ec.SECP256R1())
-    other = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(other_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(other_key, hashes.SHA256())
-    )
+    # Another CA of the same name: a client trusting it must not accept the gate.
+    other = _self_signed_ca(ca_name, ec.generate_private_key(ec.SECP256R1()), 24)
     pem = serialization.Encoding.PEM
     key_pem = server_key.private_bytes(
         pem, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()

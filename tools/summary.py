@@ -11,9 +11,7 @@ from components.catalog import prices
 from components.certificate import split_hosts
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.rules import capacity_sources, coldstart, fit
-from components.config.rules.exposure import API_KEY_ENV
 from components.nodepool import gke_pool_name
-from components.workload import secret_env_names
 from tools import cost as costs
 from tools.engine import Recording
 
@@ -379,7 +377,7 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         where = f"in-cluster (ClusterIP) port {e.port}, from pods of namespace {config.namespace}"
     else:
         where = "on every node (NodePort chosen by Kubernetes), from anything reaching the nodes"
-    gate_key = API_KEY_ENV in secret_env_names(w)
+    gate_key = gate.gate_requires_key(w)
     key = (
         f"the key on every request (Authorization: Bearer, constant-time; stack output "
         f"apiKeys.{w.name}), else 401"

@@ -10,7 +10,7 @@ from components.config import formats
 from components.config.model import Expose
 from components.config.parse import Context
 from components.config.rules import drivers
-from components.config.schema import ClusterSpec, Mode, WorkloadSpec
+from components.config.schema import ClusterSpec, ExposeType, Mode, WorkloadSpec
 
 # The environment variable vLLM's OpenAI server reads its API key from: vllm/envs.py declares
 # "VLLM_API_KEY": lambda: os.environ.get("VLLM_API_KEY", None), and the server adds its
@@ -47,7 +47,8 @@ VLLM_PATHS = (
 )
 # Another server's API: /v1 and below, until expose.paths says otherwise.
 DEFAULT_PATHS = ("/v1/*",)
-LOAD_BALANCED = ("LoadBalancer", "Internal")
+# Expose types that get a load balancer (and may reserve an address for it).
+LOAD_BALANCED: tuple[ExposeType, ...] = ("LoadBalancer", "Internal")
 
 # GCE resource names (networks, subnetworks, secondary ranges): RFC 1035, 1-63 characters
 # (https://cloud.google.com/compute/docs/naming-resources).
@@ -115,7 +116,7 @@ def workload_problems(i: int, w: WorkloadSpec, mode: Mode | None) -> list[str]:
     problems: list[str] = []
     expose = w.expose
     if expose is not None:
-        load_balanced = expose.type in ("LoadBalancer", "Internal")
+        load_balanced = expose.type in LOAD_BALANCED
         if expose.type == "ClusterIP" and expose.source_ranges:
             problems.append(
                 f"{path}.expose.sourceRanges: a ClusterIP Service is reachable only inside the "

@@ -12,7 +12,6 @@ from components.config.model import (
     NAMESPACE,
     Cache,
     DevicePluginConfig,
-    Expose,
     NodePoolConfig,
     Probe,
     Secret,
@@ -350,11 +349,7 @@ def resolve_workload(
             else None
         ),
         node_selector=tuple(sorted(w.node_selector.items())),
-        expose=(
-            Expose(w.expose.port, tuple(w.expose.source_ranges), w.expose.type)
-            if w.expose
-            else None
-        ),
+        expose=None,  # the loader sets it: exposure.resolve_expose (defaults depend on the mode)
         run_as_user=w.run_as_user,
         backoff_limit=w.backoff_limit,
         wait_for_completion=w.wait_for_completion,

@@ -73,6 +73,7 @@ else:
             cluster=config.cluster,
             gcs_fuse_csi_driver=any(w.model_cache for w in config.workloads),
             image_streaming=any(pool.image_streaming for pool in config.node_pools),
+            image_repositories=config.image_repositories,
         ),
     )
     # A protected stack protects what its service stands on, not only the cluster.

@@ -12,7 +12,13 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.config import ClusterConfig, ExistingClusterConfig, Secret
-from components.nodepool import CLOUD_PLATFORM_SCOPE, SHIELDED_INSTANCE, hardened_node_settings
+from components.config.rules.registry import READER_ROLE, Repository
+from components.nodepool import (
+    CLOUD_PLATFORM_SCOPE,
+    OAUTH_SCOPES,
+    SHIELDED_INSTANCE,
+    hardened_node_settings,
+)
 
 # Least-privilege node identity: Google's "Use least privilege IAM service accounts" guide
 # (cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa)
@@ -78,6 +84,8 @@ class GkeClusterArgs:
     image_streaming: bool = False
     """Standard: a node pool streams images, so the node service account needs Service Usage
     Consumer (Autopilot always streams and always gets it)."""
+    image_repositories: tuple[Repository, ...] = ()
+    """Artifact Registry repositories (of the cluster's project) the nodes pull images from."""
 
 
 def kubeconfig_yaml(context: str, endpoint: str, ca_certificate: str | None) -> str:
@@ -205,14 +213,33 @@ class GkeCluster(pulumi.ComponentResource):
                 )
             ]
 
-        if cfg.private_nodes:
+        # The nodes read the workloads' private images: reader on each repository, not the
+        # project (rules/registry.py has the source). Everything deployed through the provider
+        # waits for these grants, so no pod starts pulling before it may.
+        readers = [
+            gcp.artifactregistry.RepositoryIamMember(
+                f"{name}-nodes-read-{repo.location}-{repo.repository}",
+                project=repo.project,
+                location=repo.location,
+                repository=repo.repository,
+                role=READER_ROLE,
+                member=node_sa.apply(lambda email: f"serviceAccount:{email}"),
+                opts=child,
+            )
+            for repo in args.image_repositories
+        ]
+
+        if cfg.cloud_nat:
             # Private nodes have no external IP: Cloud NAT lets them pull public images
-            # (Docker Hub, Hugging Face) while staying unreachable from the internet.
+            # (Docker Hub, Hugging Face) while staying unreachable from the internet. It serves
+            # the cluster's subnetwork alone: ALL_SUBNETWORKS_ALL_IP_RANGES would become the
+            # egress of every other subnet of the network in the region, and the Compute API
+            # refuses it when any other NAT there covers a subnet (RouterNat,
+            # sourceSubnetworkIpRangesToNat; the sources are in nat_subnetworks).
             router = gcp.compute.Router(
                 f"{name}-router",
                 project=args.project,
                 region=args.region,
-                # Cloud NAT serves the cluster's own VPC (cluster.network).
                 network=cfg.network,
                 opts=protected,
             )
@@ -222,7 +249,8 @@ class GkeCluster(pulumi.ComponentResource):
                 region=args.region,
                 router=router.name,
                 nat_ip_allocate_option="AUTO_ONLY",
-                source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+                source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS",
+                subnetworks=nat_subnetworks(args.project, args.region, cfg),
                 opts=protected,
             )
 
@@ -274,6 +302,7 @@ class GkeCluster(pulumi.ComponentResource):
                 else None
             ),
             resource_labels={PRODUCTION_LABEL: "true"} if cfg.production else None,
+            node_config=None if autopilot else default_pool_node_config(node_sa),
             **(
                 _autopilot_args(node_sa)
                 if autopilot
@@ -343,7 +372,9 @@ class GkeCluster(pulumi.ComponentResource):
             # refresh or destroy. pulumi/pulumi-kubernetes#2489 keeps it opt-in "to avoid
             # accidental state deletion for a temporarily unreachable cluster". A cluster
             # deleted out of band: PULUMI_K8S_DELETE_UNREACHABLE=true for that one run (README).
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster, *self.system_pools]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[cluster, *self.system_pools, *readers]
+            ),
         )
         self.name = cluster.name
         self.endpoint = cluster.endpoint
@@ -394,8 +425,9 @@ def _standard_args(project: str, cfg: ClusterConfig, node_sa: pulumi.Output[str]
         # e03b7622), so turning it on for an existing cluster REPLACES the cluster (a protected
         # one stops the update instead). cluster.dataplaneV2: false keeps an older cluster's.
         **({"datapath_provider": DATAPLANE_V2} if cfg.dataplane_v2 else {}),
-        # The default pool would run with the default Compute Engine account; GKE needs one
-        # node to create a cluster, then this removes it and the system pool takes over.
+        # GKE needs one node to create a cluster; this removes it right after and the system
+        # pool takes over. Its node_config (default_pool_node_config) keeps even that node off
+        # the default Compute Engine account.
         "remove_default_node_pool": True,
         "initial_node_count": 1,
         "workload_identity_config": gcp.container.ClusterWorkloadIdentityConfigArgs(
@@ -403,6 +435,58 @@ def _standard_args(project: str, cfg: ClusterConfig, node_sa: pulumi.Output[str]
         ),
         "enable_shielded_nodes": True,
     }
+
+
+def default_pool_node_config(node_sa: pulumi.Input[str]) -> gcp.container.ClusterNodeConfigArgs:
+    """The node settings of the temporary default pool a Standard cluster is created with.
+
+    Without them GKE creates that pool as the Compute Engine default service account
+    (terraform-provider-google website/docs/r/container_cluster.html.markdown: "node_config -
+    Parameters used in creating the default node pool"; its service_account: "If not specified,
+    the 'default' service account is used"), so the deploy identity would need actAs on that
+    account, which docs/delivery.md never grants, and creation fails where the default account
+    is disabled (hashicorp/terraform-provider-google#4435). The cluster ignores later changes to
+    nodeConfig (the pool is gone), so deployed stacks see no diff.
+    """
+    return gcp.container.ClusterNodeConfigArgs(
+        service_account=node_sa,
+        oauth_scopes=list(OAUTH_SCOPES),
+        workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(
+            mode="GKE_METADATA"
+        ),
+        shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
+            **SHIELDED_INSTANCE
+        ),
+    )
+
+
+def subnetwork_link(project: str, region: str, cfg: ClusterConfig) -> str:
+    """The cluster's subnetwork as `projects/P/regions/R/subnetworks/N`: its own self-link, a
+    name in the cluster's project and region, or the auto-mode `default` network's subnet of
+    the region, which is itself named `default` (rules/cluster.py nat_problems refuses a custom
+    network without a subnetwork)."""
+    name = cfg.subnetwork or "default"
+    if "/" in name:
+        return name[name.index("projects/") :]
+    return f"projects/{project}/regions/{region}/subnetworks/{name}"
+
+
+def nat_subnetworks(
+    project: str, region: str, cfg: ClusterConfig
+) -> list[gcp.compute.RouterNatSubnetworkArgs]:
+    """Cloud NAT for the cluster's subnetwork, primary and secondary (pod) ranges alike.
+
+    Compute Engine API, RouterNat.sourceSubnetworkIpRangesToNat: LIST_OF_SUBNETWORKS takes the
+    subnetworks listed in `subnetworks`; with ALL_SUBNETWORKS_ALL_IP_RANGES "no other Router.Nat
+    section in any Router for this network in this region" may exist. ALL_IP_RANGES covers the
+    primary and every secondary range (pods on VPC-native clusters).
+    """
+    return [
+        gcp.compute.RouterNatSubnetworkArgs(
+            name=subnetwork_link(project, region, cfg),
+            source_ip_ranges_to_nats=["ALL_IP_RANGES"],
+        )
+    ]
 
 
 def _auto_provisioning(

@@ -18,9 +18,11 @@ GPU_RESOURCE = "nvidia.com/gpu"
 # NVIDIA's static manifest, NVIDIA/k8s-device-plugin deployments/static/nvidia-device-plugin.yml
 # at the v0.20.0 release (commit 1b826acc, tagged 2026-08-19, the newest tag; checked 2026-11-22):
 # names, labels, toleration, priority class, the kubelet's device-plugin socket directory (a
-# hostPath of type Directory) and the unprivileged security context are its own. Its env is empty:
-# NVIDIA removed FAIL_ON_INIT_ERROR=false from the static examples because it "is a
-# non-recommended setting as failures in loading GPU information is silently ignored" (b3d00543).
+# hostPath of type Directory) and the unprivileged security context are its own. It has no node
+# selector; ours adds the node affinity NVIDIA's Helm chart uses (rules/cluster.py
+# NVIDIA_GPU_NODE_LABELS). NVIDIA removed FAIL_ON_INIT_ERROR=false from the static examples
+# because it "is a non-recommended setting as failures in loading GPU information is silently
+# ignored" (b3d00543); we set it explicitly, true unless devicePlugin.failOnInitError says not.
 # The policy pack allows system DaemonSets named nvidia-device-plugin* in kube-system.
 NAME = "nvidia-device-plugin-daemonset"
 NAMESPACE = "kube-system"
@@ -77,13 +79,40 @@ def time_slicing_yaml(replicas: int) -> str:
     return yaml.safe_dump(time_slicing_config(replicas), sort_keys=False)
 
 
-def daemonset_spec(config_sha256: str | None = None) -> dict[str, Any]:
-    """NVIDIA's static DaemonSet; with a config, the time-slicing file mounted and named.
+def node_affinity(terms: tuple[tuple[tuple[str, str], ...], ...]) -> dict[str, Any]:
+    """Required node affinity: any term, every label of a term (rules/cluster.py)."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": key, "operator": "In", "values": [value]} for key, value in term
+                        ]
+                    }
+                    for term in terms
+                ]
+            }
+        }
+    }
+
+
+def daemonset_spec(
+    config_sha256: str | None = None,
+    terms: tuple[tuple[tuple[str, str], ...], ...] = (),
+    fail_on_init_error: bool = True,
+) -> dict[str, Any]:
+    """NVIDIA's static DaemonSet, on the GPU nodes only; with a config, the time-slicing file
+    mounted and named.
 
     The config's hash is a pod annotation: the plugin reads its config at start, so a changed
-    config must roll the pods.
+    config must roll the pods. FAIL_ON_INIT_ERROR is set either way, so the choice is visible:
+    true (NVIDIA's default) exits on a selected node whose GPU cannot be used; false waits there
+    forever ("No devices found. Waiting indefinitely.", cmd/nvidia-device-plugin/main.go).
     """
-    env: list[dict[str, str]] = []
+    env: list[dict[str, str]] = [
+        {"name": "FAIL_ON_INIT_ERROR", "value": "true" if fail_on_init_error else "false"}
+    ]
     mounts: list[dict[str, Any]] = [
         {"name": "kubelet-device-plugins-dir", "mountPath": DEVICE_PLUGIN_DIR}
     ]
@@ -105,6 +134,7 @@ def daemonset_spec(config_sha256: str | None = None) -> dict[str, Any]:
         "template": {
             "metadata": metadata,
             "spec": {
+                **({"affinity": node_affinity(terms)} if terms else {}),
                 "tolerations": [
                     {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
                 ],
@@ -181,7 +211,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         daemonset = k8s.apps.v1.DaemonSet(
             f"{name}-daemonset",
             metadata=manifest({"name": NAME, "namespace": NAMESPACE}),
-            spec=manifest(daemonset_spec(config_sha256)),
+            spec=manifest(
+                daemonset_spec(config_sha256, plugin.node_selector_terms, plugin.fail_on_init_error)
+            ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
         )
         self.capacity.append(daemonset)

@@ -26,7 +26,7 @@ BUCKET_IAM = "gcp:storage/bucketIAMMember:BucketIAMMember"
 PROJECT_IAM = "gcp:projects/iAMMember:IAMMember"
 SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 API_SERVICE = "kubernetes:apiregistration.k8s.io/v1:APIService"
-AR_IMAGE = "us-docker.pkg.dev/acme-ml-test/vllm/vllm-openai:v0.29.0"
+AR_IMAGE = "us-docker.pkg.dev/acme-ml/vllm/vllm-openai:v0.29.0"
 DISK_IMAGE = "global/images/vllm-v0-29-0-cache"
 
 

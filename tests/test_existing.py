@@ -176,8 +176,11 @@ def test_node_pools_are_rejected_in_existing_mode() -> None:
 
 
 def test_device_plugin_defaults_to_nvidias_static_daemonset() -> None:
-    assert _cluster(_load(_raw())).device_plugin == DevicePluginConfig(
-        type="static", sharing_replicas=None, install_driver=True
+    plugin = _cluster(_load(_raw())).device_plugin
+    assert (plugin.type, plugin.sharing_replicas, plugin.fail_on_init_error) == (
+        "static",
+        None,
+        True,
     )
 
 
@@ -197,7 +200,7 @@ def test_device_plugin_object_form_carries_sharing_and_the_driver_choice() -> No
     }
     assert _cluster(_load(raw)).device_plugin == DevicePluginConfig(
         type="gpu-operator", sharing_replicas=4, install_driver=False
-    )
+    ), "the operator places its own pods: no node terms of ours"
 
 
 def test_unknown_device_plugin_mode_lists_the_allowed_ones() -> None:

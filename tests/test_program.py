@@ -188,9 +188,35 @@ def test_prod_cluster_is_standard_hardened_and_protected(prod: Recording) -> Non
     assert inputs["releaseChannel"] == {"channel": "STABLE"}
 
 
-def test_private_nodes_get_cloud_nat_to_pull_public_images(prod: Recording) -> None:
+def test_private_nodes_get_cloud_nat_for_the_cluster_subnetwork_only(prod: Recording) -> None:
     nat = prod.one("gcp:compute/routerNat:RouterNat").inputs
-    assert nat["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+    assert nat["sourceSubnetworkIpRangesToNat"] == "LIST_OF_SUBNETWORKS", (
+        "ALL_SUBNETWORKS_ALL_IP_RANGES becomes the egress of every subnet of the network and is "
+        "refused by the Compute API when any other NAT serves the network in the region"
+    )
+    (subnet,) = nat["subnetworks"]
+    assert subnet == {
+        "name": "projects/acme-ml-prod/regions/us-central1/subnetworks/default",
+        "sourceIpRangesToNats": ["ALL_IP_RANGES"],
+    }, "the cluster's own subnet (the default network's, named default), pod ranges included"
+
+
+def test_standard_cluster_creates_its_default_pool_as_the_node_account(prod: Recording) -> None:
+    cluster = prod.one("gcp:container/cluster:Cluster")
+    node_config = cluster.inputs.get("nodeConfig") or {}
+    account = "gpu-prod-nodes@acme-ml-prod.iam.gserviceaccount.com"  # cluster.nodeServiceAccount
+    assert node_config.get("serviceAccount") == account, (
+        "without a cluster nodeConfig GKE creates the temporary default pool as the Compute "
+        "Engine default account: the deploy identity may not act as it, and creation fails"
+    )
+    assert node_config.get("workloadMetadataConfig") == {"mode": "GKE_METADATA"}
+    assert node_config.get("shieldedInstanceConfig") == {
+        "enableSecureBoot": True,
+        "enableIntegrityMonitoring": True,
+    }
+    assert "nodeConfig" in cluster.ignore_changes, (
+        "the default pool is deleted after creation: its settings must not diff on deployed stacks"
+    )
 
 
 def test_prod_gpu_pool_scales_between_one_and_four_over_two_zones(prod: Recording) -> None:

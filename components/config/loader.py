@@ -26,6 +26,7 @@ from components.config.rules import (
     fit,
     names,
     pools,
+    registry,
     workloads,
 )
 from components.config.rules import cluster as cluster_rules
@@ -219,6 +220,11 @@ class _Load:
             if self.existing:
                 problems += workloads.existing_workload_problems(i, w, self.device_plugin)
             self.placed.append((i, w, pool))
+        if self.existing:
+            self.device_plugin = cluster_rules.plugin_node_terms(
+                self.device_plugin,
+                [tuple(sorted(w.node_selector.items())) for _, w, _ in self.placed if w.gpu.count],
+            )
         problems += names.object_name_problems(
             [(i, w.name, w.kind, w.expose is not None) for i, w, _ in self.placed]
         )
@@ -291,6 +297,11 @@ class _Load:
         assert cluster is not None and mode is not None and (self.project or self.existing)
         node_pools = tuple(self.final.values())
         built = tuple(self.resolved_workloads)
+        repositories, elsewhere = (
+            registry.repositories((w.image for w in built), self.project or "")
+            if not self.existing
+            else ((), [])
+        )
         return StackConfig(
             project=self.project or "",
             region=self.region,
@@ -311,6 +322,9 @@ class _Load:
                 deletion_protection=cluster.deletion_protection,
                 master_authorized_networks=tuple(cluster.master_authorized_networks),
                 private_nodes=cluster.private_nodes,
+                cloud_nat=(
+                    cluster.private_nodes if cluster.cloud_nat is None else cluster.cloud_nat
+                ),
                 system_machine_type=cluster.system_pool.machine_type,
                 system_nodes=cluster.system_pool.nodes,
                 auto_provisioning_limits=capacity_sources.auto_provisioning_limits(
@@ -327,7 +341,8 @@ class _Load:
             node_pools=node_pools,
             workloads=built,
             secrets=tuple(sorted({key for w in built for _, key in w.secret_env})),
-            advisories=tuple(coldstart.advisories(built)),
+            image_repositories=repositories,
+            advisories=(*coldstart.advisories(built), *elsewhere),
         )
 
 

@@ -7,6 +7,7 @@ from typing import Literal
 
 import pulumi
 
+from components.config.rules.registry import Repository
 from components.config.schema import DevicePluginType, Driver, ExposeType, Kind, Mode
 
 NAMESPACE = "gke-gpu"
@@ -99,6 +100,9 @@ class ClusterConfig:
     """An existing node service account (email); None: the stack creates one."""
     production: bool = False
     """cluster.production: the policy pack holds this stack to the production rules."""
+    cloud_nat: bool = False
+    """A Cloud NAT (and its router) for the cluster's subnetwork: private nodes reach public
+    registries through it. False with public nodes, or when a NAT of yours serves the subnet."""
     dataplane_v2: bool = True
     """Standard: GKE Dataplane V2, which enforces NetworkPolicy (create-only: changing it
     replaces the cluster). Autopilot always has it."""
@@ -115,6 +119,12 @@ class DevicePluginConfig:
     """Time-slicing: each physical GPU is advertised as this many nvidia.com/gpu (None: off)."""
     install_driver: bool
     """gpu-operator: the operator installs the NVIDIA driver (its driver.enabled value)."""
+    node_selector_terms: tuple[tuple[tuple[str, str], ...], ...] = ()
+    """static: the nodes it runs on, as node affinity terms: any term matches, every label of
+    a term must. Empty only before the loader fills it in (rules/cluster.py)."""
+    fail_on_init_error: bool = True
+    """static: the plugin exits when it finds no GPU (NVIDIA's default), so a selected node
+    without a working GPU shows up as a crash-looping pod instead of silently."""
 
 
 @dataclass(frozen=True)
@@ -306,6 +316,9 @@ class StackConfig:
     workloads: tuple[WorkloadConfig, ...]
     secrets: tuple[str, ...] = field(default=())
     """Config keys (namespace gke-gpu) that hold secrets the workloads read."""
+    image_repositories: tuple[Repository, ...] = field(default=())
+    """Artifact Registry repositories of the cluster's project the workloads' images come from:
+    the node service account is granted reader on each (rules/registry.py)."""
     advisories: tuple[str, ...] = field(default=())
     """Settings that work but do not do what they promise (e.g. image streaming of an image
     outside Artifact Registry): shown by `pulumi up` (a warning) and the offline plan."""

@@ -78,6 +78,9 @@ class ClusterSpec(Model):
     deletion_protection: bool = True
     master_authorized_networks: Annotated[list[str], Field(max_length=100)] = []
     private_nodes: bool = False
+    # derived: on with privateNodes (a Cloud NAT for the cluster's subnetwork only); false when
+    # a NAT you run already serves that subnetwork.
+    cloud_nat: bool | None = None
     system_pool: SystemPoolSpec = SystemPoolSpec()
     kubeconfig: Annotated[str, StringConstraints(max_length=1_000_000)] | None = None
     context: Annotated[str, StringConstraints(min_length=1, max_length=253)] | None = None
@@ -100,6 +103,10 @@ class DevicePluginSpec(Model):
     type: DevicePluginType = "static"
     sharing: DevicePluginSharingSpec | None = None
     install_driver: bool | None = None
+    # static: the nodes the plugin runs on (default: NVIDIA's GPU node labels and the
+    # workloads' own nodeSelectors, rules/cluster.py).
+    node_selector: Annotated[dict[str, str], Field(max_length=64)] | None = None
+    fail_on_init_error: bool = True
 
 
 class SharingSpec(Model):

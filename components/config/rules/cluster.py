@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from components.config import formats
@@ -18,6 +19,7 @@ GKE_ONLY_CLUSTER_KEYS = (
     "deletionProtection",
     "masterAuthorizedNetworks",
     "privateNodes",
+    "cloudNat",
     "systemPool",
 )
 KUBECONFIG_FIX = (
@@ -50,6 +52,7 @@ def gke_cluster_problems(cluster: ClusterSpec, mode: Mode, region: str, ctx: Con
             "cluster.kubeconfig/context: only for mode 'existing'; GKE modes build their own "
             "kubeconfig. Remove them."
         )
+    problems += nat_problems(cluster)
     if mode == "autopilot" and "system_pool" in cluster.model_fields_set:
         problems.append(
             "cluster.systemPool: Autopilot manages its own nodes. Remove systemPool or use mode "
@@ -138,12 +141,56 @@ def device_plugin(
             f"{spec.type!r}. Install the driver on the nodes yourself and remove installDriver, "
             "or use type gpu-operator."
         )
+    if spec.type != "static" and (
+        spec.node_selector is not None or "fail_on_init_error" in spec.model_fields_set
+    ):
+        problems.add(
+            f"devicePlugin.nodeSelector/failOnInitError: settings of NVIDIA's static device "
+            f"plugin, and type is {spec.type!r}, which places its own pods. Remove them."
+        )
+    for key, value in (spec.node_selector or {}).items():
+        where = formats.join("devicePlugin.nodeSelector", key)
+        if not formats.matches(formats.LABEL_KEY, key):
+            problems.add(f"{where}: {formats.hint(formats.LABEL_KEY)}")
+        if not formats.matches(formats.K8S_LABEL_VALUE, value):
+            problems.add(f"{where}: {formats.show(value)} {formats.hint(formats.K8S_LABEL_VALUE)}")
     return DevicePluginConfig(
         type=spec.type,
         sharing_replicas=spec.sharing.replicas if spec.sharing else None,
         # The chart's own default (driver.enabled: true): the operator brings the driver.
         install_driver=True if spec.install_driver is None else spec.install_driver,
+        node_selector_terms=(
+            (tuple(sorted(spec.node_selector.items())),) if spec.node_selector else ()
+        ),
+        fail_on_init_error=spec.fail_on_init_error,
     )
+
+
+# The labels NVIDIA's own Helm chart requires of a node before its device plugin runs there (any
+# one of them): Node Feature Discovery's PCI vendor 10de (NVIDIA) and CPU vendor (Grace) labels,
+# and nvidia.com/gpu.present, which GPU Feature Discovery sets or an admin sets by hand
+# (NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml lines 64-85 at
+# v0.20.0). Its static manifest has no selector at all, and with FAIL_ON_INIT_ERROR at its
+# default (true, cmd/nvidia-device-plugin/main.go lines 68-73) the plugin exits on every node
+# without a GPU: the DaemonSet never becomes ready and nothing waiting for it is created.
+NVIDIA_GPU_NODE_LABELS = (
+    ("feature.node.kubernetes.io/pci-10de.present", "true"),
+    ("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA"),
+    ("nvidia.com/gpu.present", "true"),
+)
+
+
+def plugin_node_terms(
+    plugin: DevicePluginConfig, selectors: list[tuple[tuple[str, str], ...]]
+) -> DevicePluginConfig:
+    """The nodes the static plugin runs on: devicePlugin.nodeSelector when given; else any node
+    NVIDIA's chart would take, or any node a GPU workload selects for its pods (the kubeadm
+    example's `gpu: "true"`), so the plugin is wherever the GPU pods are sent, and nowhere else."""
+    if plugin.type != "static" or plugin.node_selector_terms:
+        return plugin
+    terms = [(label,) for label in NVIDIA_GPU_NODE_LABELS]
+    terms += sorted({s for s in selectors if s and s not in terms})
+    return dataclasses.replace(plugin, node_selector_terms=tuple(terms))
 
 
 def existing_cluster_problems(
@@ -194,3 +241,23 @@ def existing_cluster_problems(
             "get-contexts`, or use cluster.kubeconfig."
         )
     return problems
+
+
+def nat_problems(cluster: ClusterSpec) -> list[str]:
+    """Cloud NAT serves the cluster's own subnetwork only (LIST_OF_SUBNETWORKS), so it must know
+    which one that is; a NAT for public nodes would translate nothing."""
+    if cluster.cloud_nat and not cluster.private_nodes:
+        return [
+            "cluster.cloudNat: the nodes are public (privateNodes is false) and reach the "
+            "internet through their own external IPs, so a Cloud NAT would serve nothing. "
+            "Remove cloudNat, or set privateNodes: true."
+        ]
+    nat = cluster.private_nodes if cluster.cloud_nat is None else cluster.cloud_nat
+    if nat and cluster.network not in (None, "default") and cluster.subnetwork is None:
+        return [
+            "cluster.subnetwork: privateNodes gets a Cloud NAT for the cluster's subnetwork "
+            "only (never the whole network, where another NAT may already serve other "
+            f"subnets), and cluster.network is {cluster.network!r} without a subnetwork. Set "
+            "cluster.subnetwork, or cloudNat: false if a NAT of yours serves the nodes."
+        ]
+    return []

@@ -1,0 +1,211 @@
+"""Every shipped stack (dev, prod, the examples, issue 10's stacks) would finish `pulumi up` from
+CI: identities and permissions, networks, GPU enablement, zones, probes and money, asserted on
+what the engine would receive."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.config import ClusterConfig, ConfigError, ExistingClusterConfig, load
+from components.config.rules.registry import READER_ROLE, repository_of
+from tests.conftest import CLUSTER, DAEMONSET, NODE_POOL, ROOT
+from tools import render
+
+STACK_FILES = {
+    "dev": ROOT / "Pulumi.dev.yaml",
+    "prod": ROOT / "Pulumi.prod.yaml",
+    **{
+        p.name.removeprefix("Pulumi.").removesuffix(".yaml"): p
+        for p in sorted(
+            [
+                *(ROOT / "examples").glob("Pulumi.*.yaml"),
+                *(ROOT / "tests" / "stacks").glob("Pulumi.*.yaml"),
+            ]
+        )
+    },
+}
+REPO_READER = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
+NAT = "gcp:compute/routerNat:RouterNat"
+
+
+@pytest.fixture(scope="module")
+def plans() -> dict[str, render.Plan]:
+    return {name: render.render(name, path) for name, path in STACK_FILES.items()}
+
+
+def _gke(plans: dict[str, render.Plan]) -> list[tuple[str, render.Plan, ClusterConfig]]:
+    found = []
+    for name, plan in plans.items():
+        assert plan.config is not None
+        if isinstance(plan.config.cluster, ClusterConfig):
+            found.append((name, plan, plan.config.cluster))
+    return found
+
+
+def test_every_shipped_stack_is_covered(plans: dict[str, render.Plan]) -> None:
+    assert {"dev", "prod", "fast-start", "kubeadm", "t4-standard"} <= set(plans), (
+        "the deployability checks below run over every stack a user may copy"
+    )
+
+
+def test_every_node_a_cluster_creates_runs_as_the_node_account(
+    plans: dict[str, render.Plan],
+) -> None:
+    for name, plan, cfg in _gke(plans):
+        cluster = plan.recording.one(CLUSTER).inputs
+        if cfg.mode == "autopilot":
+            accounts = [cluster["clusterAutoscaling"]["autoProvisioningDefaults"]["serviceAccount"]]
+        else:
+            accounts = [cluster["nodeConfig"]["serviceAccount"]]
+            accounts += [
+                p.inputs["nodeConfig"]["serviceAccount"] for p in plan.recording.of_type(NODE_POOL)
+            ]
+            auto = (cluster.get("clusterAutoscaling") or {}).get("autoProvisioningDefaults")
+            if auto:
+                accounts.append(auto["serviceAccount"])
+        assert all(accounts) and len(set(accounts)) == 1, (
+            f"{name}: every pool GKE creates (the temporary default pool too) must run as the "
+            f"stack's node account, never the Compute Engine default account: {accounts}"
+        )
+
+
+def test_the_nodes_can_read_every_artifact_registry_image_of_the_project(
+    plans: dict[str, render.Plan],
+) -> None:
+    seen = 0
+    for name, plan, _ in _gke(plans):
+        assert plan.config is not None
+        grants = {
+            (g.inputs["project"], g.inputs["location"], g.inputs["repository"]): g.inputs
+            for g in plan.recording.of_type(REPO_READER)
+        }
+        for w in plan.config.workloads:
+            repo = repository_of(w.image)
+            if repo is None or repo.project != plan.config.project:
+                continue
+            seen += 1
+            grant = grants.get((repo.project, repo.location, repo.repository))
+            assert grant is not None and grant["role"] == READER_ROLE, (
+                f"{name}: {w.image} is private to the project and the node account is not the "
+                "default compute account: without reader on its repository the pods stay in "
+                "ImagePullBackOff and `pulumi up` waits 40 minutes"
+            )
+            assert grant["member"].startswith("serviceAccount:"), grant
+    assert seen, "fast-start runs vLLM from the project's Artifact Registry"
+
+
+def test_the_provider_waits_for_the_registry_grants(plans: dict[str, render.Plan]) -> None:
+    recording = plans["fast-start"].recording
+    (grant,) = recording.of_type(REPO_READER)
+    provider = next(r for r in recording.resources if r.type == "pulumi:providers:kubernetes")
+    assert grant.urn in provider.dependencies, (
+        "no pod may start pulling before the node account may read the image"
+    )
+
+
+def test_cloud_nat_touches_only_the_cluster_subnetwork(plans: dict[str, render.Plan]) -> None:
+    nats = [(name, r) for name, plan in plans.items() for r in plan.recording.of_type(NAT)]
+    assert nats, "prod and internal-vpc have private nodes, hence a NAT"
+    for name, nat in nats:
+        assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "LIST_OF_SUBNETWORKS", name
+        (subnet,) = nat.inputs["subnetworks"]
+        assert "/subnetworks/" in subnet["name"], (name, subnet)
+        assert subnet["sourceIpRangesToNats"] == ["ALL_IP_RANGES"], (
+            f"{name}: pods use the subnet's secondary range; they need NAT too"
+        )
+
+
+def _matches(affinity: dict[str, Any], labels: dict[str, str]) -> bool:
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    return any(
+        all(
+            e["operator"] == "In" and labels.get(e["key"]) in e["values"]
+            for e in term["matchExpressions"]
+        )
+        for term in terms
+    )
+
+
+def test_the_device_plugin_runs_only_on_gpu_nodes(plans: dict[str, render.Plan]) -> None:
+    checked = 0
+    for name, plan in plans.items():
+        if not isinstance(plan.config and plan.config.cluster, ExistingClusterConfig):
+            continue
+        for ds in plan.recording.of_type(DAEMONSET):
+            spec = ds.inputs["spec"]["template"]["spec"]
+            affinity = spec.get("affinity")
+            assert affinity, (
+                f"{name}: without node affinity the plugin starts on CPU nodes, exits there "
+                "(FAIL_ON_INIT_ERROR), and the DaemonSet the workloads wait for never gets ready"
+            )
+            cpu_node = {"kubernetes.io/os": "linux", "kubernetes.io/hostname": "cpu-1"}
+            assert not _matches(affinity, cpu_node), f"{name}: a CPU node must not match"
+            assert _matches(affinity, {"nvidia.com/gpu.present": "true"}), (
+                f"{name}: a node NVIDIA's chart calls a GPU node gets the plugin"
+            )
+            checked += 1
+    assert checked, "kubeadm deploys NVIDIA's static plugin"
+
+
+def test_the_device_plugin_follows_the_workloads_node_selectors(
+    plans: dict[str, render.Plan],
+) -> None:
+    (ds,) = plans["kubeadm"].recording.of_type(DAEMONSET)
+    affinity = ds.inputs["spec"]["template"]["spec"]["affinity"]
+    assert _matches(affinity, {"gpu": "true"}), (
+        "the kubeadm example's GPU nodes carry only gpu=true: the plugin must run where the "
+        "vector-add Job is sent, or nvidia.com/gpu is never advertised there"
+    )
+
+
+def _gke_problems(cluster: dict[str, Any]) -> list[str]:
+    raw = {
+        "cluster": {"mode": "standard", **cluster},
+        "nodePools": [{"gpu": {"type": "nvidia-l4"}}],
+    }
+    raw["workloads"] = [
+        {"name": "llm", "image": "nvidia/cuda:12.4.1-base-ubuntu22.04", "port": None}
+    ]
+    with pytest.raises(ConfigError) as info:
+        load(raw, project="acme-ml", region="us-central1", stack="dev")
+    return info.value.problems
+
+
+def test_a_nat_on_a_custom_network_needs_the_cluster_subnetwork() -> None:
+    (problem,) = _gke_problems({"privateNodes": True, "network": "acme-vpc"})
+    assert problem.startswith("cluster.subnetwork:") and "cloudNat: false" in problem, problem
+
+
+def test_a_nat_for_public_nodes_is_refused() -> None:
+    (problem,) = _gke_problems({"cloudNat": True})
+    assert problem.startswith("cluster.cloudNat:") and "privateNodes" in problem, problem
+
+
+def test_cloud_nat_false_leaves_the_network_to_your_own_nat(run: Any, standard: Any) -> None:
+    standard["gke-gpu:cluster"] |= {"privateNodes": True, "cloudNat": False}
+    recording = run(standard)
+    assert not recording.of_type(NAT), "a NAT of yours serves the subnet: the stack adds none"
+
+
+def test_device_plugin_node_selector_replaces_the_default_terms() -> None:
+    raw = {
+        "cluster": {"mode": "existing", "context": "lab"},
+        "devicePlugin": {"type": "static", "nodeSelector": {"accelerator": "a100"}},
+        "workloads": [
+            {
+                "name": "job",
+                "kind": "Job",
+                "image": "nvidia/cuda:12.4.1-base-ubuntu22.04",
+                "port": None,
+            }
+        ],
+    }
+    cluster = load(raw, project=None, region=None, stack="lab").cluster
+    assert isinstance(cluster, ExistingClusterConfig)
+    assert cluster.device_plugin.node_selector_terms == ((("accelerator", "a100"),),), (
+        "the admin's own GPU node label decides where the plugin runs"
+    )

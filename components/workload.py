@@ -196,16 +196,20 @@ def probes(w: WorkloadConfig) -> dict[str, Any]:
     """Startup probe covers the model load; readiness/liveness then watch the served path."""
     if w.probe is None:
         return {}
-    http = {"path": w.probe.path, "port": w.probe.port}
+    check: dict[str, Any] = (
+        {"httpGet": {"path": w.probe.path, "port": w.probe.port}}
+        if w.probe.path is not None
+        else {"tcpSocket": {"port": w.probe.port}}
+    )
     period = 10
     return {
         "startupProbe": {
-            "httpGet": http,
+            **check,
             "periodSeconds": period,
             "failureThreshold": max(1, w.probe.startup_seconds // period),
         },
-        "readinessProbe": {"httpGet": http, "periodSeconds": period, "failureThreshold": 3},
-        "livenessProbe": {"httpGet": http, "periodSeconds": 20, "failureThreshold": 3},
+        "readinessProbe": {**check, "periodSeconds": period, "failureThreshold": 3},
+        "livenessProbe": {**check, "periodSeconds": 20, "failureThreshold": 3},
     }
 
 
@@ -222,7 +226,7 @@ def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> 
         {"name": k, "valueFrom": {"secretKeyRef": {"name": secret_name, "key": k}}}
         for k in secret_env_names(w)
     ]
-    limits: dict[str, str] = {"memory": w.memory}
+    limits: dict[str, str] = {"memory": w.memory} if w.memory else {}
     if w.gpu_count:
         limits[GPU_RESOURCE] = str(w.gpu_count)
     mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]
@@ -235,7 +239,18 @@ def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> 
     container: dict[str, Any] = {
         "name": w.name,
         "image": w.image,
-        "resources": {"requests": {"cpu": w.cpu, "memory": w.memory}, "limits": limits},
+        "resources": {
+            "requests": {
+                k: v
+                for k, v in (
+                    ("cpu", w.cpu),
+                    ("memory", w.memory),
+                    ("ephemeral-storage", w.ephemeral_storage),
+                )
+                if v
+            },
+            "limits": limits,
+        },
         "securityContext": container_security_context(),
         "volumeMounts": mounts,
         **probes(w),

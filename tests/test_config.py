@@ -27,12 +27,14 @@ def _standard(**pool: Any) -> dict[str, Any]:
     return {
         "cluster": {"mode": "standard"},
         "nodePools": [{"name": "l4", "gpu": {"type": "nvidia-l4", "count": 1}, **pool}],
-        "workloads": [{"name": "app", "image": "app:1.0", "gpu": {"type": "nvidia-l4"}}],
+        "workloads": [
+            {"name": "app", "image": "app:1.0", "port": 8000, "gpu": {"type": "nvidia-l4"}}
+        ],
     }
 
 
 def _autopilot_workload(**workload: Any) -> dict[str, Any]:
-    return {"workloads": [{"name": "app", "image": "app:1.0", **workload}]}
+    return {"workloads": [{"name": "app", "image": "app:1.0", "port": 8000, **workload}]}
 
 
 # --- defaults ------------------------------------------------------------------------------

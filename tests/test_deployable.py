@@ -209,3 +209,176 @@ def test_device_plugin_node_selector_replaces_the_default_terms() -> None:
     assert cluster.device_plugin.node_selector_terms == ((("accelerator", "a100"),),), (
         "the admin's own GPU node label decides where the plugin runs"
     )
+
+
+WORKLOAD_KINDS = ("kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:StatefulSet")
+
+
+def test_every_pod_has_a_probe_it_can_pass(plans: dict[str, render.Plan]) -> None:
+    checked = 0
+    for name, plan in plans.items():
+        assert plan.config is not None
+        workloads = {w.name: w for w in plan.config.workloads}
+        for kind in WORKLOAD_KINDS:
+            for obj in plan.recording.of_type(kind, outside_gates=True):
+                w = workloads.get(obj.inputs["metadata"]["name"])
+                if w is None:
+                    continue  # a system component (metrics adapter) with its vendor's probes
+                c = obj.inputs["spec"]["template"]["spec"]["containers"][0]
+                ports = {p["containerPort"] for p in c.get("ports", [])}
+                for probe_kind in ("startupProbe", "readinessProbe", "livenessProbe"):
+                    probe = c.get(probe_kind)
+                    assert (probe is None) == (not ports), (
+                        f"{name}/{w.name}: a server with a port gets probes; one without "
+                        "none (a probe on a port nobody opens keeps it unready for ever)"
+                    )
+                    if probe is None:
+                        continue
+                    check = probe.get("httpGet") or probe.get("tcpSocket")
+                    assert check and check["port"] in ports, (
+                        f"{name}/{w.name}: {probe_kind} knocks on {check} where the container "
+                        f"listens on {ports}: never ready, and `up` times out"
+                    )
+                    if "vllm-openai" in c["image"]:
+                        assert probe.get("httpGet", {}).get("path") == "/health", (
+                            f"{name}/{w.name}: vLLM answers 404 on /; its health is /health"
+                        )
+                    checked += 1
+    assert checked, "dev and prod run vLLM servers"
+
+
+def test_a_server_of_unknown_paths_gets_a_tcp_probe(run: Any, standard: Any) -> None:
+    standard["gke-gpu:workloads"][0] |= {"image": "ghcr.io/acme/server:1.0", "probe": {}}
+    recording = run(standard)
+    container = recording.served("kubernetes:apps/v1:Deployment").inputs["spec"]["template"][
+        "spec"
+    ]["containers"][0]
+    assert container["readinessProbe"].get("tcpSocket") == {"port": 8000}, (
+        "a GET on / may answer 404 for ever; a TCP connect only asks that the server listens"
+    )
+
+
+def test_a_workload_without_a_port_gets_no_http_probe() -> None:
+    raw = {
+        "workloads": [
+            {
+                "name": "sleeper",
+                "image": "busybox:1.36",
+                "command": ["sleep", "inf"],
+                "cache": {"size": "1Gi"},
+            }
+        ]
+    }
+    (w,) = load(raw, project="acme-ml", region="us-central1", stack="dev").workloads
+    assert w.port is None and w.probe is None, (
+        "`sleep` answers nothing: an HTTP probe on 8000 would keep it unready for ever"
+    )
+
+
+def _refused(workload: dict[str, Any], **extra: Any) -> list[str]:
+    raw = {"workloads": [{"name": "llm", "cache": {"size": "30Gi"}, **workload}], **extra}
+    with pytest.raises(ConfigError) as info:
+        load(raw, project="acme-ml", region="us-central1", stack="dev")
+    return info.value.problems
+
+
+def test_tensor_parallel_over_the_pods_gpus_is_refused() -> None:
+    (problem,) = _refused(
+        {
+            "image": "vllm/vllm-openai:v0.29.0",
+            "gpu": {"type": "nvidia-l4", "count": 1},
+            "args": ["m", "--tensor-parallel-size", "4"],
+        }
+    )
+    assert problem.startswith("workloads[0].args:") and "gpu.count is 1" in problem, problem
+    assert "World size (4)" in problem, "the error vLLM itself would print at start"
+
+
+def test_short_parallel_flags_multiply() -> None:
+    (problem,) = _refused(
+        {
+            "image": "vllm/vllm-openai:v0.29.0",
+            "gpu": {"type": "nvidia-l4", "count": 4},
+            "args": ["m", "-tp", "4", "-pp=2"],
+        }
+    )
+    assert "need 8 GPUs" in problem, problem
+
+
+def test_autopilot_cpu_over_what_a_t4_node_holds_is_refused() -> None:
+    (problem,) = _refused(
+        {
+            "image": "vllm/vllm-openai:v0.29.0",
+            "gpu": {"type": "nvidia-tesla-t4", "count": 1},
+            "resources": {"cpu": "60"},
+        }
+    )
+    assert problem.startswith("workloads[0].resources:") and "Autopilot rejects" in problem, problem
+    assert "at most about" in problem, "the error gives the allowed maximum"
+
+
+def test_vllm_port_comes_from_its_own_port_flag() -> None:
+    raw = {
+        "workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.29.0",
+                "args": ["m", "--port", "9000"],
+                "cache": {"size": "30Gi"},
+            }
+        ]
+    }
+    (w,) = load(raw, project="acme-ml", region="us-central1", stack="dev").workloads
+    assert w.port == 9000 and w.probe is not None and w.probe.port == 9000, (
+        "the Service and the probes must reach the port vLLM was told to listen on"
+    )
+
+
+def test_existing_cluster_workloads_assume_no_gke_machine(plans: dict[str, render.Plan]) -> None:
+    plan = plans["kubeadm"]
+    assert plan.config is not None
+    raw = {
+        "cluster": {"mode": "existing", "context": "lab"},
+        "workloads": [
+            {"name": "job", "kind": "Job", "image": "nvidia/cuda:12.4.1-base-ubuntu22.04"}
+        ],
+    }
+    (w,) = load(raw, project=None, region=None, stack="lab").workloads
+    assert (w.cpu, w.memory, w.port) == (None, None, None), (
+        "nodes of unknown size: no 4 CPU / 16Gi request that may fit none of them, no port 8000"
+    )
+
+
+def test_ephemeral_storage_is_requested() -> None:
+    raw = {
+        "workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.29.0",
+                "cache": {"size": "30Gi"},
+                "resources": {"ephemeralStorage": "20Gi"},
+            }
+        ]
+    }
+    (w,) = load(raw, project="acme-ml", region="us-central1", stack="dev").workloads
+    assert w.ephemeral_storage == "20Gi"
+
+
+def test_the_plan_summary_shows_each_probe(plans: dict[str, render.Plan]) -> None:
+    text = render.summary(plans["dev"])
+    assert "probe     HTTP GET /health on port 8000" in text, text
+
+
+def test_a_positional_model_is_read_from_the_model_cache() -> None:
+    from components.config.model import ModelCache
+    from components.config.rules.coldstart import vllm_args_for_cache
+
+    cache = ModelCache("acme-models", None, "/models", "30Gi")
+    args = vllm_args_for_cache(("Qwen/Qwen2.5-0.5B-Instruct", "--max-model-len", "4096"), cache)
+    assert args == (
+        "/models",
+        "--max-model-len",
+        "4096",
+        "--served-model-name",
+        "Qwen/Qwen2.5-0.5B-Instruct",
+    ), "vLLM loads the mounted weights and clients keep asking for the same model name"

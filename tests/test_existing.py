@@ -277,7 +277,10 @@ def test_default_workload_on_an_existing_cluster_asks_for_any_one_gpu() -> None:
 
 def test_node_port_with_source_ranges_is_rejected() -> None:
     expose = {"type": "NodePort", "sourceRanges": ["203.0.113.0/24"]}
-    raw = {**_raw(), "workloads": [{"name": "a", "image": "a:1", "gpu": {}, "expose": expose}]}
+    raw = {
+        **_raw(),
+        "workloads": [{"name": "a", "image": "a:1", "gpu": {}, "port": 8080, "expose": expose}],
+    }
     (problem,) = _problems(raw)
     assert problem.startswith("workloads[0].expose.sourceRanges: only a LoadBalancer enforces")
 

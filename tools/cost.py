@@ -81,8 +81,8 @@ def pod_machine(w: WorkloadConfig) -> catalog.MachineType | None:
         return None
     side = fit.sidecar(w)  # the FUSE sidecar shares the pod's node
     requests = Resources(
-        allocatable.parse_cpu(w.cpu) + side.cpu_millicores,
-        allocatable.parse_memory(w.memory) + side.memory_bytes,
+        allocatable.parse_cpu(w.cpu or "0") + side.cpu_millicores,
+        allocatable.parse_memory(w.memory or "0") + side.memory_bytes,
     )
     way = catalog.SPOT if w.spot else catalog.ON_DEMAND
     machine, _ = capacity_sources.smallest_fitting_machine(w.gpu_type, w.gpu_count, requests, way)

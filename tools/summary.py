@@ -10,9 +10,10 @@ from components.allocatable import Resources
 from components.catalog import prices
 from components.certificate import split_hosts
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
-from components.config.rules import capacity_sources, coldstart, fit
+from components.config.rules import capacity_sources, coldstart, fit, vllm
 from components.nodepool import gke_pool_name
 from tools import cost as costs
+from tools import permissions
 from tools.engine import Recording
 
 DRIVERS = {
@@ -147,18 +148,19 @@ def pool_lines(pool: NodePoolConfig) -> list[str]:
 
 def _model(w: WorkloadConfig) -> str | None:
     """The model the server serves: its served name when set (a model read from a mounted
-    bucket keeps its Hugging Face name there), else its --model."""
+    bucket keeps its Hugging Face name there), else its model argument (rules/vllm.py)."""
     args = list(w.args)
-    for flag in ("--served-model-name", "--model"):
-        if flag in args[:-1]:
-            return args[args.index(flag) + 1]
-    return None
+    if "--served-model-name" in args[:-1]:
+        return args[args.index("--served-model-name") + 1]
+    return vllm.parse(args).model if coldstart.serves_vllm(w.image) else None
 
 
 def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     where = f" on pool {w.node_pool.name}" if w.node_pool else ""
     lines = [f"  workload  {w.name} ({w.kind}, {w.image}){where}"]
-    requests = Resources(allocatable.parse_cpu(w.cpu), allocatable.parse_memory(w.memory))
+    requests = Resources(
+        allocatable.parse_cpu(w.cpu or "0"), allocatable.parse_memory(w.memory or "0")
+    )
     gpus = f"{w.gpu_count} x {w.gpu_type or 'GPU'} per pod"
     pods = 1 if w.kind == "Job" else w.max_replicas
     pool = w.node_pool
@@ -186,11 +188,22 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             f"            requests {_resources(requests)}; {gpus}; Autopilot sizes a node for "
             "each pod"
         )
+    elif w.cpu is None or w.memory is None:
+        lines.append(
+            f"            requests {gpus} and no CPU/memory: the cluster's nodes are not known "
+            "here, so nothing is assumed; set resources.cpu/memory to reserve them"
+        )
     else:
         lines.append(
             f"            requests {_resources(requests)}; {gpus}; the cluster's own nodes "
             "(capacity not known here)"
         )
+    lines.append(
+        f"            probe     {w.probe.describe}"
+        if w.probe is not None
+        else "            probe     none"
+        + (" (a Job)" if w.kind == "Job" else " (no port: Kubernetes calls it ready once started)")
+    )
     if w.kind == "Job":
         lines.append(
             "            runs to completion; `pulumi up` "
@@ -433,6 +446,7 @@ def summary(
         lines += workload_lines(config, w)
         lines += cold_start_lines(config, w)
     lines += cost_lines(config)
+    lines += permissions.summary_lines(recording)
     lines += [f"  advisory  {advisory}" for advisory in config.advisories]
     lines += outputs_lines(outputs)
     lines.append(f"  {len(recording.resources)} resources")

@@ -29,7 +29,8 @@ def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:
         "kind": "Deployment",
         "image": DEFAULT_IMAGE,
         "gpu": {"type": "nvidia-l4", "count": 1} if gke else {"count": 1},
-        "args": ["--model", DEFAULT_MODEL, "--max-model-len", "4096"],
+        # The model is vLLM's positional argument (`--model` is deprecated, rules/vllm.py).
+        "args": [DEFAULT_MODEL, "--max-model-len", "4096"],
         "port": 8000,
         "probe": {"path": "/health"},
         # Weights and compile caches go to a per-pod disk, not the container filesystem:

@@ -73,6 +73,19 @@ HINTS: dict[str, str] = {
 }
 
 
+def vllm_tag(image: str) -> str | None:
+    """The tag of a vLLM OpenAI server image (Docker Hub or any mirror), else None."""
+    reference = image.split("@")[0]
+    name, colon, tag = reference.rpartition(":")
+    if not colon or "/" in tag:
+        name, tag = reference, ""
+    return tag if name.rsplit("/", 1)[-1] == "vllm-openai" else None
+
+
+def is_vllm_image(image: str) -> bool:
+    return vllm_tag(image) is not None
+
+
 def matches(pattern: str, value: str) -> bool:
     return re.fullmatch(pattern, value, flags=re.ASCII) is not None
 

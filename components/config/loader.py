@@ -182,7 +182,7 @@ class _Load:
             if pool_problems and spec.gpu.type is not None:
                 self.broken_pool_gpus.add(spec.gpu.type)
             if not pool_problems and machines and spec.gpu.type and name not in self.candidates:
-                pool = pools.resolve_pool(spec, name, machine_type="")  # machine chosen in fit()
+                pool = pools.resolve_pool(spec, name, self.location, self.region)  # machine: fit()
                 extras = {**capacity_sources.pool_extras(spec), **coldstart.pool_settings(spec)}
                 self.resolved.append(dataclasses.replace(pool, **extras))
                 self.candidates[name] = (i, machines, spec.machine_type is not None)

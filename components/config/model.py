@@ -190,9 +190,16 @@ class NodePoolConfig:
 
 @dataclass(frozen=True)
 class Probe:
-    path: str
+    path: str | None
+    """An HTTP GET path; None: a TCP connection to the port (nothing is known of the server's
+    paths, and a GET on `/` may answer 404 for ever)."""
     port: int
     startup_seconds: int
+
+    @property
+    def describe(self) -> str:
+        how = f"HTTP GET {self.path}" if self.path else "TCP connect"
+        return f"{how} on port {self.port} (startup up to {self.startup_seconds}s)"
 
 
 @dataclass(frozen=True)
@@ -271,8 +278,10 @@ class WorkloadConfig:
     """Env var -> secret value: env values that came from `secure:` (nested secrets)."""
     port: int | None
     probe: Probe | None
-    cpu: str
-    memory: str
+    cpu: str | None
+    """None only on an existing cluster without resources.cpu: its nodes' size is unknown, so
+    nothing is assumed (the pod is scheduled by its GPU alone)."""
+    memory: str | None
     storage: Storage | None
     cache: Cache | None
     node_selector: tuple[tuple[str, str], ...]
@@ -293,6 +302,8 @@ class WorkloadConfig:
     """With `fallback`: the name of its ComputeClass (the pods select it)."""
     model_cache: ModelCache | None = None
     autoscale: Autoscale | None = None
+    ephemeral_storage: str | None = None
+    """resources.ephemeralStorage: scratch space requested in the container's filesystem."""
 
     @property
     def max_replicas(self) -> int:

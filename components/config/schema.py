@@ -7,13 +7,16 @@ more than one field live in `rules/`.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.alias_generators import to_camel
 
 from components.config import formats
+from components.config.rules import vllm
 
+# vLLM's OpenAI server's own default port (rules/vllm.py has the source).
+VLLM_PORT = vllm.DEFAULT_PORT
 Mode = Literal["standard", "autopilot", "existing"]
 MODES: tuple[Mode, ...] = get_args(Mode)
 Driver = Literal["default", "latest", "installer"]
@@ -119,6 +122,10 @@ class ResourcesSpec(Model):
     memory: MemoryQuantity | None = None
 
 
+class WorkloadResourcesSpec(ResourcesSpec):
+    ephemeral_storage: MemoryQuantity | None = None  # scratch space in the container filesystem
+
+
 class ReservationSpec(Model):
     # A Compute Engine reservation name (RFC 1035: lowercase letters, digits, hyphens).
     name: Annotated[str, _pattern(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?")]
@@ -160,7 +167,8 @@ class NodePoolSpec(Model):
 
 
 class ProbeSpec(Model):
-    path: Annotated[str, _pattern(r"/[!-~]*"), StringConstraints(max_length=1024)] = "/"
+    # derived: vLLM's /health for a vLLM server, else none (a TCP probe on the port)
+    path: Annotated[str, _pattern(r"/[!-~]*"), StringConstraints(max_length=1024)] | None = None
     port: Port | None = None
     startup_seconds: Annotated[int, Field(ge=10, le=7200)] = 1800
 
@@ -224,9 +232,10 @@ class WorkloadSpec(Model):
     args: Annotated[list[Text], Field(max_length=256)] = []
     env: Annotated[dict[str, Text], Field(max_length=256)] = {}
     secret_env: Annotated[dict[str, str], Field(max_length=256)] = {}
-    port: Port | None = 8000
+    # derived: 8000 for a vLLM server (its default), else none: say where your server listens
+    port: Port | None = None
     probe: ProbeSpec | None = ProbeSpec()
-    resources: ResourcesSpec = ResourcesSpec()
+    resources: WorkloadResourcesSpec = WorkloadResourcesSpec()
     storage: StorageSpec | None = None
     cache: CacheSpec | None = None
     node_selector: Annotated[dict[str, str], Field(max_length=64)] = {}
@@ -239,6 +248,25 @@ class WorkloadSpec(Model):
     model_cache: ModelCacheSpec | None = None
     autoscale: AutoscaleSpec | None = None
     api_key: bool | None = None  # derived: on for an exposed vLLM server (rules/exposure.py)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_port(cls, data: Any) -> Any:
+        """A vLLM server listens on 8000 unless told otherwise (rules/vllm.py); any other image's
+        port is unknown, so none is assumed (no HTTP probe, nothing to expose)."""
+        if isinstance(data, dict) and "port" not in data:
+            image = data.get("image")
+            port = None
+            if isinstance(image, str) and formats.is_vllm_image(image):
+                args = data.get("args")
+                given = (
+                    vllm.parse([a for a in args if isinstance(a, str)]).port
+                    if isinstance(args, list)
+                    else None
+                )
+                port = given or VLLM_PORT
+            return {**data, "port": port}
+        return data
 
 
 def aliases(model: type[Model]) -> list[str]:

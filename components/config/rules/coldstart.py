@@ -289,6 +289,13 @@ def vllm_args_for_cache(args: tuple[str, ...], cache: ModelCache) -> tuple[str, 
     """
     result = list(args)
     name: str | None = None
+    if result and not result[0].startswith("-"):  # the positional model (rules/vllm.py)
+        if not result[0].startswith("/"):
+            name, result[0] = result[0], cache.mount_path
+        served = any(
+            a == "--served-model-name" or a.startswith("--served-model-name=") for a in args
+        )
+        return tuple(result + (["--served-model-name", name] if name and not served else []))
     for index, arg in enumerate(result):
         if arg == "--model" and index + 1 < len(result):
             if not result[index + 1].startswith("/"):
@@ -300,7 +307,7 @@ def vllm_args_for_cache(args: tuple[str, ...], cache: ModelCache) -> tuple[str, 
                 name, result[index] = value, f"--model={cache.mount_path}"
             break
     else:
-        result += ["--model", cache.mount_path]
+        result = [cache.mount_path, *result]
     served = any(a == "--served-model-name" or a.startswith("--served-model-name=") for a in args)
     if name is not None and not served:
         result += ["--served-model-name", name]

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from components import catalog, pins
+from components.config import formats
 from components.config.schema import Driver, Mode, NodePoolSpec, WorkloadSpec
 
 # vLLM's unsuffixed vllm-openai tags are CUDA 13 builds from v0.20.0 on (vllm-project/vllm PR 39878,
@@ -19,13 +20,7 @@ from components.config.schema import Driver, Mode, NodePoolSpec, WorkloadSpec
 _VLLM_TAG = re.compile(r"v(\d+)\.(\d+)\.\d+(?:\.post\d+)?")
 
 
-def vllm_tag(image: str) -> str | None:
-    """The tag of a vLLM OpenAI server image (Docker Hub or any mirror), else None."""
-    reference = image.split("@")[0]
-    name, colon, tag = reference.rpartition(":")
-    if not colon or "/" in tag:
-        name, tag = reference, ""
-    return tag if name.rsplit("/", 1)[-1] == "vllm-openai" else None
+vllm_tag = formats.vllm_tag
 
 
 def needs_latest_driver(w: WorkloadSpec) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 
 from components import allocatable, catalog
+from components.catalog import zones
 from components.config.model import NodePoolConfig, Sharing
 from components.config.parse import Context
 from components.config.schema import NodePoolSpec
@@ -111,6 +112,7 @@ def pool_problems(
             f"drivers only on Container-Optimized OS), got {spec.image_type}. Use driver "
             "'default', or 'installer' for Ubuntu."
         )
+    known = zones.zones_of(region)
     for j, zone in enumerate(spec.zones):
         if not zone.startswith(region + "-"):
             problems.append(
@@ -123,12 +125,58 @@ def pool_problems(
                 f"{location!r}. A zonal cluster's pools live in its zone: remove zones or make "
                 "the cluster regional."
             )
+        elif known is not None and zone not in known:
+            problems.append(
+                f"{path}.zones[{j}]: {zone!r} is not a zone of {region} (zones: "
+                f"{', '.join(known)}; source: {zones.SOURCE}). Use one of those."
+            )
     if len(set(spec.zones)) != len(spec.zones):
         problems.append(f"{path}.zones: {list(spec.zones)} lists a zone twice. List each once.")
+    if spec.gpu.type is not None and not gpu_type_problems(f"{path}.gpu.type", spec.gpu.type):
+        problems += gpu_zone_problems(path, spec.gpu.type, spec.zones, location, region)
     return problems, candidates
 
 
-def resolve_pool(spec: NodePoolSpec, name: str, machine_type: str) -> NodePoolConfig:
+def gpu_zone_problems(
+    path: str, gpu: str, pool_zones: list[str] | tuple[str, ...], location: str, region: str
+) -> list[str]:
+    """A pool's GPU must be offered where its nodes run: in the region at all, in a zonal
+    cluster's zone, and in each zone the pool names. Nothing is refused where catalog.zones does
+    not know (a GPU type without zone data, a region not in its table)."""
+    in_region = zones.gpu_zones(gpu, region)
+    regions = zones.gpu_regions(gpu) or ()
+    known = zones.zones_of(region) or ()
+    if in_region == () or (in_region is None and regions and known and region not in regions):
+        shown = ", ".join(regions[:6]) + (", ..." if len(regions) > 6 else "")
+        return [
+            f"{path}.gpu.type: {gpu} is not offered in any zone of {region} (regions with it: "
+            f"{shown}; source: {zones.SOURCE}). Pick a GPU offered in {region}, or deploy the "
+            "stack to one of those regions (gcp:region)."
+        ]
+    if not in_region:
+        return []
+    where = f"zones of {region} with {gpu}: {', '.join(in_region)}; source: {zones.SOURCE}"
+    if location != region:
+        if location in in_region or not location.startswith(region + "-"):
+            return []  # a location outside the region is cluster.location's problem
+        what = "is not a zone of " + region if location not in known else f"does not offer {gpu}"
+        return [
+            f"{path}.gpu.type: the zonal cluster's zone {location!r} {what} ({where}). "
+            f"Set cluster.location to one of those (or to {region} for a regional cluster), or "
+            "pick another GPU."
+        ]
+    return [
+        f"{path}.zones[{j}]: {zone} does not offer {gpu} ({where}). Pick one of those, or "
+        "another GPU."
+        for j, zone in enumerate(pool_zones)
+        if zone in known and zone not in in_region
+    ]
+
+
+def resolve_pool(
+    spec: NodePoolSpec, name: str, location: str, region: str, machine_type: str = ""
+) -> NodePoolConfig:
+    """The pool as configured; the loader's fit() sets machine_type when it is left empty."""
     assert spec.gpu.type is not None
     return NodePoolConfig(
         name=name,
@@ -139,7 +187,11 @@ def resolve_pool(spec: NodePoolSpec, name: str, machine_type: str) -> NodePoolCo
         min_nodes=spec.min_nodes,
         max_nodes=spec.max_nodes,
         min_nodes_reason=spec.min_nodes_reason,
-        zones=tuple(spec.zones),
+        # No zones named: the region's zones that offer the GPU rather than GKE's default, the
+        # cluster's zones, some of which may not have it. On a pool already deployed this
+        # changes node_locations, which GKE updates in place (components/nodepool.py,
+        # replacement_settings): the pool is not replaced and keeps its name.
+        zones=tuple(spec.zones) or zones.default_zones(spec.gpu.type, region, location),
         image_type=spec.image_type,
         driver=spec.driver or "default",  # the loader derives it from the pool's workloads
         sharing=(

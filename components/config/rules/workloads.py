@@ -19,8 +19,8 @@ from components.config.model import (
     WorkloadConfig,
 )
 from components.config.parse import Context
-from components.config.rules import drivers
-from components.config.rules.fit import EXISTING_DEFAULT
+from components.config.rules import drivers, fit, vllm
+from components.config.rules.fit import EXISTING_DEFAULT as GKE_FALLBACK
 from components.config.rules.pools import choices, cidr_problems, gpu_type_problems
 from components.config.schema import Mode, WorkloadSpec
 
@@ -156,6 +156,15 @@ def workload_problems(
             p.replace(".memory:", ".size:")
             for p in _quantity_problems(f"{path}.storage", None, w.storage.size)
         ]
+    if w.resources.ephemeral_storage is not None:
+        problems += [
+            p.replace(".memory:", ".ephemeralStorage:")
+            for p in _quantity_problems(f"{path}.resources", None, w.resources.ephemeral_storage)
+        ]
+    if _serves_a_model(w):
+        problems += vllm.problems(
+            path, [*w.command[2:], *w.args] if _is_serve(w) else list(w.args), w.gpu.count, w.port
+        )
     if w.wait_for_completion and w.kind != "Job":
         problems.append(
             f"{path}.waitForCompletion: only a Job completes; a {w.kind} is waited for until "
@@ -185,7 +194,10 @@ def workload_problems(
                 "Use kind Deployment or StatefulSet, or remove expose."
             )
         if w.port is None:
-            problems.append(f"{path}.expose: the workload has no port to expose. Set port.")
+            problems.append(
+                f"{path}.expose: the workload has no port to expose (only a vLLM server's "
+                "port, 8000, is known without being told). Set port to where the server listens."
+            )
         problems += cidr_problems(f"{path}.expose.sourceRanges", w.expose.source_ranges, ctx)
         if w.expose.type == "NodePort" and mode != "existing":
             problems.append(
@@ -228,6 +240,8 @@ def workload_problems(
                 f"{path}.gpu.count: {w.gpu.count} GPUs per pod is not allowed for {gpu.name} on "
                 f"Autopilot (allowed: {choices(gpu.autopilot_counts)}). Set one of those."
             )
+        else:
+            problems += autopilot_request_problems(path, w)
         return problems, None
     if mode != "standard" or w.fallback:  # a fallback runs on its ComputeClass's own pools
         return problems, None
@@ -250,6 +264,48 @@ def workload_problems(
     # The smallest fitting pool, so a 1-GPU pod never takes a node of a 4-GPU pool.
     pool = min(fitting, key=lambda p: (p.gpu_count, p.name))
     return problems, pool
+
+
+def _is_serve(w: WorkloadSpec) -> bool:
+    """`command: [vllm, serve, ...]`: the arguments after `serve` count too."""
+    return list(w.command[:2]) == ["vllm", "serve"]
+
+
+def autopilot_request_problems(path: str, w: WorkloadSpec) -> list[str]:
+    """Autopilot places a GPU pod on a node of its GPU type and count, so it refuses requests no
+    such node can hold ("60 vCPU with one T4": no N1 machine with one T4 has that many).
+
+    Google publishes per-GPU minimum and maximum requests ("Resource requests in Autopilot",
+    GPU section); that table could not be read here (only the page's first part is stored,
+    checked 2026-11-23), so the maximum is derived instead: the allocatable, less GKE's own pods,
+    of the largest machine carrying the GPUs (components/catalog, components/allocatable.py).
+    Google's own maximum may be lower; it is never higher, as the pod must fit a node.
+    """
+    assert w.gpu.type is not None
+    machines = catalog.machine_types_for(w.gpu.type, w.gpu.count)
+    if not machines or (w.resources.cpu is None and w.resources.memory is None):
+        return []
+    rooms = [(allocatable.pod_allocatable(m.vcpus, m.memory_gb), m) for m in machines]
+    side = fit.sidecar(w)
+    cpu = allocatable.parse_cpu(w.resources.cpu) + side.cpu_millicores if w.resources.cpu else 0
+    memory = (
+        allocatable.parse_memory(w.resources.memory) + side.memory_bytes
+        if w.resources.memory
+        else 0
+    )
+    if any(Resources(cpu, memory).fits_in(room) for room, _ in rooms):
+        return []
+    max_cpu = max(room.cpu_millicores for room, _ in rooms)
+    max_memory = max(room.memory_bytes for room, _ in rooms)
+    largest = max(rooms, key=lambda rm: (rm[0].cpu_millicores, rm[0].memory_bytes))[1]
+    return [
+        f"{path}.resources: {w.resources.cpu or '-'} CPU / {w.resources.memory or '-'} memory "
+        f"per pod, but no node with {w.gpu.count} x {w.gpu.type} holds that: Autopilot rejects "
+        f"the pod. Allowed at most about {max_cpu // 100 / 10:g} CPU and "
+        f"{max_memory // 2**30}Gi memory together (the largest such node, "
+        f"{largest.name}, less GKE's reservations; Google's own table may allow less). Lower "
+        "the requests, or ask for more GPUs per pod."
+    ]
 
 
 def existing_workload_problems(
@@ -285,14 +341,14 @@ def _serves_a_model(w: WorkloadSpec) -> bool:
 
 def default_requests(w: WorkloadSpec, mode: Mode | None) -> Resources:
     """Requests of a workload not on a Standard pool: Autopilot's sizing for its GPUs (see
-    components/allocatable.py), or a fixed default on an existing cluster (nodes unknown)."""
-    if mode == "autopilot" and w.gpu.type in catalog.GPU_TYPES:
+    components/allocatable.py); nothing on an existing cluster (its nodes' size is unknown:
+    the summary asks for resources instead of assuming a GKE machine)."""
+    share = Resources(0, 0)
+    if mode != "existing" and w.gpu.type in catalog.GPU_TYPES:
         try:
             share = allocatable.autopilot_default_requests(w.gpu.type, w.gpu.count)
         except ValueError:  # no machine carries that count: its own problem says so
-            share = EXISTING_DEFAULT
-    else:
-        share = EXISTING_DEFAULT
+            share = GKE_FALLBACK
     return Resources(
         allocatable.parse_cpu(w.resources.cpu) if w.resources.cpu else share.cpu_millicores,
         allocatable.parse_memory(w.resources.memory) if w.resources.memory else share.memory_bytes,
@@ -323,7 +379,9 @@ def resolve_workload(
 ) -> WorkloadConfig:
     probe = None
     if w.probe is not None and w.kind != "Job" and (w.probe.port or w.port):
-        probe = Probe(w.probe.path, w.probe.port or w.port or 0, w.probe.startup_seconds)
+        # vLLM answers /health (rules/vllm.py); another server's paths are unknown: TCP.
+        path = w.probe.path or (vllm.HEALTH_PATH if _serves_a_model(w) else None)
+        probe = Probe(path, w.probe.port or w.port or 0, w.probe.startup_seconds)
     return WorkloadConfig(
         name=w.name,
         kind=w.kind,
@@ -340,8 +398,10 @@ def resolve_workload(
         secret_values=tuple(sorted((k, Secret(v)) for k, v in w.env.items() if k in secret_env)),
         port=w.port,
         probe=probe,
-        cpu=w.resources.cpu or allocatable.cpu_quantity(requests.cpu_millicores),
-        memory=w.resources.memory or allocatable.memory_quantity(requests.memory_bytes),
+        cpu=w.resources.cpu
+        or (None if existing else allocatable.cpu_quantity(requests.cpu_millicores)),
+        memory=w.resources.memory
+        or (None if existing else allocatable.memory_quantity(requests.memory_bytes)),
         cache=Cache(w.cache.size, w.cache.path, w.cache.storage_class) if w.cache else None,
         storage=(
             Storage(w.storage.size, w.storage.mount_path, w.storage.storage_class)
@@ -356,4 +416,5 @@ def resolve_workload(
         rollout=rollout,
         driver_version=driver_version,
         node_pool=pool,
+        ephemeral_storage=w.resources.ephemeral_storage,
     )

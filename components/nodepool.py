@@ -152,6 +152,16 @@ def hardened_node_settings(service_account: pulumi.Input[str]) -> dict[str, Any]
 # create a new node pool"); it is hashed only when set, so pools without one keep their names.
 # gcfs_config (image streaming) is updated in place (node_config.go line 4488, "updating GKE node
 # pool gcfs_config"), so it is not here.
+def initial_nodes_per_zone(pool: NodePoolConfig) -> int:
+    """The pool's first nodes, per zone: GKE creates `initial_node_count` in EACH of its zones
+    (terraform-provider-google container_node_pool docs: "initial_node_count - The initial
+    number of nodes for the pool. In regional or multi-zonal clusters, this is the number of
+    nodes per zone"), so minNodes 1 over two zones would start two nodes. Rounded down: the
+    autoscaler adds what the pods need, and minNodes is a total (total_min_node_count). A pool
+    whose zones are not known here (GKE picks them) counts as one zone."""
+    return pool.min_nodes // max(1, len(pool.zones))
+
+
 def replacement_settings(pool: NodePoolConfig) -> dict[str, Any]:
     """The pool's replacement-forcing settings, as plain values (what gke_pool_name hashes)."""
     cold_start = (
@@ -251,7 +261,7 @@ class GpuNodePool(pulumi.ComponentResource):
             location=args.location,
             cluster=args.cluster_name,
             node_locations=list(pool.zones) or None,
-            initial_node_count=pool.min_nodes,
+            initial_node_count=initial_nodes_per_zone(pool),
             autoscaling=gcp.container.NodePoolAutoscalingArgs(
                 # Totals count nodes across all zones, so "1 to 4 over two zones" means 1 to 4.
                 total_min_node_count=pool.min_nodes,

@@ -382,3 +382,40 @@ def test_a_positional_model_is_read_from_the_model_cache() -> None:
         "--served-model-name",
         "Qwen/Qwen2.5-0.5B-Instruct",
     ), "vLLM loads the mounted weights and clients keep asking for the same model name"
+
+
+def test_the_readme_quotes_the_plans_costs(plans: dict[str, render.Plan]) -> None:
+    import re
+
+    from tools import cost
+
+    readme = (ROOT / "README.md").read_text()
+    quoted = {
+        "dev": re.search(r"`dev` costs \$([\d.]+)/h idle and at max", readme),
+        "prod": re.search(r"`prod` \$([\d.]+)/h idle .*?and\s+\$([\d.]+)/h at max", readme, re.S),
+    }
+    for stack, match in quoted.items():
+        assert match is not None, f"the README quotes {stack}'s cost"
+        config = plans[stack].config
+        assert config is not None
+        stack_cost = cost.stack_cost(config)
+        assert stack_cost is not None
+        idle = round(stack_cost.total("idle", "configured")[0], 2)
+        peak = round(stack_cost.total("max", "configured")[0], 2)
+        assert float(match.group(1)) == idle, f"{stack}: README idle {match.group(1)}, plan {idle}"
+        if stack == "prod":
+            assert float(match.group(2)) == peak, f"prod: README max {match.group(2)}, plan {peak}"
+            assert idle >= 2 * 0.85, "prod's two replicas hold two L4 nodes at idle"
+
+
+def test_a_pool_starts_no_more_nodes_than_its_minimum(plans: dict[str, render.Plan]) -> None:
+    for name, plan in plans.items():
+        for pool in plan.recording.of_type(NODE_POOL):
+            zones = len(pool.inputs.get("nodeLocations") or []) or 1
+            total = pool.inputs.get("initialNodeCount", 0) * zones
+            scaling = pool.inputs.get("autoscaling") or {}
+            minimum = scaling.get("totalMinNodeCount", pool.inputs.get("nodeCount", 0))
+            assert total <= minimum, (
+                f"{name}/{pool.name}: initial_node_count is per zone: {total} nodes at creation "
+                f"over a minimum of {minimum} would be billed from day one"
+            )

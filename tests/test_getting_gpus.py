@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from components import pins
-from components.catalog import prices
+from components.catalog import price_table, prices
 from components.config import ConfigError, StackConfig, load
 from components.config.rules import capacity_sources
 from components.nodepool import gke_pool_name
@@ -420,18 +420,31 @@ def test_pools_without_the_new_settings_keep_their_gke_names() -> None:
 # --- cost ------------------------------------------------------------------------------------
 
 
-def test_price_table_names_its_region_date_and_sources() -> None:
-    text = Path(prices.__file__).read_text()
-    assert prices.PRICE_REGION == "us-central1" and prices.PRICE_DATE == "2026-07-30"
+def test_price_table_names_its_regions_date_and_sources() -> None:
+    text = Path(price_table.__file__).read_text()
+    assert {"us-central1", "europe-west4"} <= set(prices.PRICE_REGIONS), (
+        "teams outside us-central1 need their own region's figures, not a warning"
+    )
+    assert prices.PRICE_DATE == "2026-07-30"
     for source in ("Cyclenerd/google-cloud-pricing-cost-calculator", "skypilot-catalog"):
         assert source in text, "every figure in the table must say where it comes from"
 
 
 def test_an_n1_node_is_its_host_plus_its_gpus_and_unknown_prices_stay_unknown() -> None:
-    assert prices.node_price("n1-standard-8", T4, 1, spot=False) == pytest.approx(0.379998 + 0.35)
-    assert prices.node_price("n1-custom-4-20480", T4, 1, spot=False) is None, (
-        "custom N1 shapes have their own SKUs: no price rather than a guessed one"
+    us = "us-central1"
+    assert prices.node_price("n1-standard-8", T4, 1, False, us) == pytest.approx(0.379998 + 0.35)
+    # Custom N1: 4 vCPU and 20 GiB at the custom SKUs' rates, plus the T4 (price_table.py).
+    custom = 4 * 0.03319155 + 20 * 0.004446 + 0.35
+    assert prices.node_price("n1-custom-4-20480", T4, 1, False, us) == pytest.approx(custom), (
+        "seed 003's custom T4 machine was the whole point of its cost savings"
     )
+    assert prices.node_price("g1-small", None, 0, False, us) == pytest.approx(0.0257)
+    assert prices.node_price("n1-standard-8", T4, 1, False, "me-central2") is None, (
+        "a region without a table is unknown, never priced as us-central1"
+    )
+    assert prices.node_price("g2-standard-8", None, 0, False, "europe-west4") != (
+        prices.node_price("g2-standard-8", None, 0, False, us)
+    ), "europe-west4 has its own figures"
 
 
 def _totals(stack: str) -> dict[tuple[str, str], float]:
@@ -448,20 +461,23 @@ def test_dev_stack_costs_one_spot_l4_node_its_gates_and_the_cluster_fee() -> Non
     totals = _totals("dev")
     # dev's pod (3 CPU, 10Gi) fits the smallest L4 machine, so Autopilot prices that node; its
     # gate's two CPU-only pods (100m, 128Mi each) are billed by their requests, never Spot.
-    node = prices.MACHINE_PRICES["g2-standard-4"]
+    on_demand, spot = price_table.REGION_MACHINE_PRICES["us-central1"]["g2-standard-4"]
     fee = prices.CLUSTER_FEE_PER_HOUR
     gates = 2 * (0.1 * prices.AUTOPILOT_POD_VCPU_HOUR + 0.125 * prices.AUTOPILOT_POD_GIB_HOUR)
-    assert totals[("idle", "configured")] == pytest.approx(fee + gates + (node.spot or 0))
-    assert totals[("max", "configured")] == pytest.approx(fee + gates + (node.spot or 0))
-    assert totals[("idle", "on_demand")] == pytest.approx(fee + gates + (node.on_demand or 0))
+    assert totals[("idle", "configured")] == pytest.approx(fee + gates + (spot or 0))
+    assert totals[("max", "configured")] == pytest.approx(fee + gates + (spot or 0))
+    assert totals[("idle", "on_demand")] == pytest.approx(fee + gates + (on_demand or 0))
 
 
-def test_prod_stack_costs_its_warm_node_idle_and_four_at_max() -> None:
+def test_prod_idles_at_the_two_l4_nodes_its_replicas_hold_and_four_at_max() -> None:
     totals = _totals("prod")
-    node = prices.MACHINE_PRICES["g2-standard-8"].on_demand or 0
-    system = 3 * (prices.MACHINE_PRICES["e2-standard-2"].on_demand or 0)
+    table = price_table.REGION_MACHINE_PRICES["us-central1"]
+    node = table["g2-standard-8"][0] or 0
+    system = 3 * (table["e2-standard-2"][0] or 0)
     fee = prices.CLUSTER_FEE_PER_HOUR
-    assert totals[("idle", "configured")] == pytest.approx(fee + system + node)
+    assert totals[("idle", "configured")] == pytest.approx(fee + system + 2 * node), (
+        "prod's two replicas each hold an L4 node whatever minNodes says: idle is two nodes"
+    )
     assert totals[("max", "configured")] == pytest.approx(fee + system + 4 * node)
 
 
@@ -481,7 +497,7 @@ def test_a_flex_start_pool_prints_an_unknown_price_not_zero(
     assert render.main(["flex", "--stack-file", str(stack), "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "max $0.30/h + 1 unknown" in out, "an unknown price must not read as free"
-    assert "pool l4-flex: idle $0.00/h, max unknown" in out, out
+    assert "pool l4-flex (idle 0, max 2 x g2-standard-8): idle $0.00/h, max unknown" in out, out
 
 
 @pytest.mark.parametrize("name", ["fallback", "reservation", "compact", "flex-start"])

@@ -1,10 +1,11 @@
 """What a stack costs per hour, idle and at maximum scale, from the price table (an estimate).
 
-Idle is what runs with no traffic: each pool at minNodes, the system pool, the cluster fee, and on
-Autopilot (or a ComputeClass) the pods of each long-running workload at its replicas, or its
-autoscaler's minReplicas (a Job's pod only while it runs, so not at idle). Maximum is every pool at
-maxNodes and every workload at its replicas or maxReplicas (a Job's one pod). Autopilot GPU pods
-are priced as the node GKE creates for each (components/catalog/prices.py AUTOPILOT_NODES): the
+Idle is what runs with no traffic: each pool at the nodes its long-running workloads' pods hold
+(their replicas, or the autoscaler's minReplicas; a Job's pod only while it runs, so not at idle),
+and at least its minNodes; the system pool; the cluster fee; and on Autopilot (or a ComputeClass)
+the node of each such pod. Maximum is every pool at maxNodes and every workload at its replicas
+or maxReplicas (a Job's one pod). Prices are the stack's region's (components/catalog/prices.py).
+Autopilot GPU pods are priced as the node GKE creates for each (prices.py AUTOPILOT_NODES): the
 smallest machine of the GPU whose allocatable holds the pod. A workload with fallbacks is priced
 at its first priority; the summary lists what each fallback costs.
 """
@@ -63,16 +64,45 @@ class StackCost:
         return sum(v for v in values if v is not None), sum(1 for v in values if v is None)
 
 
-def node_rate(machine: str, gpu_type: str | None, gpus: int, spot: bool, flex: bool) -> Rate:
-    on_demand = prices.node_price(machine, gpu_type, gpus, spot=False)
-    spot_price = prices.node_price(machine, gpu_type, gpus, spot=True)
+def node_rate(
+    machine: str, gpu_type: str | None, gpus: int, spot: bool, flex: bool, region: str
+) -> Rate:
+    on_demand = prices.node_price(machine, gpu_type, gpus, spot=False, region=region)
+    spot_price = prices.node_price(machine, gpu_type, gpus, spot=True, region=region)
     # Flex-start VMs have their own (discounted) SKUs, not in the table: unknown as configured.
     configured = None if flex else spot_price if spot else on_demand
     return Rate(configured, on_demand, spot_price)
 
 
-def pool_rate(pool: NodePoolConfig) -> Rate:
-    return node_rate(pool.machine_type, pool.gpu_type, pool.gpu_count, pool.spot, pool.flex_start)
+def pool_rate(pool: NodePoolConfig, region: str) -> Rate:
+    return node_rate(
+        pool.machine_type, pool.gpu_type, pool.gpu_count, pool.spot, pool.flex_start, region
+    )
+
+
+def idle_pods(w: WorkloadConfig) -> int:
+    """Pods a long-running workload keeps up with no traffic; a Job's only while it runs."""
+    if w.kind == "Job":
+        return 0
+    return w.autoscale.min_replicas if w.autoscale else w.replicas
+
+
+def pinned_nodes(pool: NodePoolConfig, workloads: Iterable[WorkloadConfig]) -> int:
+    """Nodes of `pool` its workloads' idle pods hold: their GPUs (or GPU slots on a shared
+    pool) packed onto the pool's nodes. The autoscaler removes a node only when its pods can
+    move elsewhere, so these nodes stay up whatever minNodes says."""
+    if pool.shared:
+        slots = sum(idle_pods(w) for w in workloads)
+        per_node = fit.slots_per_node(pool)
+    else:
+        slots = sum(idle_pods(w) * w.gpu_count for w in workloads)
+        per_node = pool.gpu_count
+    return -(-slots // per_node) if per_node else 0
+
+
+def idle_nodes(pool: NodePoolConfig, workloads: Iterable[WorkloadConfig]) -> int:
+    """What stays up of a pool with no traffic: the pinned nodes, and at least minNodes."""
+    return max(pool.min_nodes, pinned_nodes(pool, workloads))
 
 
 def pod_machine(w: WorkloadConfig) -> catalog.MachineType | None:
@@ -89,18 +119,23 @@ def pod_machine(w: WorkloadConfig) -> catalog.MachineType | None:
     return machine
 
 
-def workload_rate(w: WorkloadConfig) -> tuple[Rate, str]:
+def workload_rate(w: WorkloadConfig, region: str) -> tuple[Rate, str]:
     """One pod's node: the first ComputeClass priority, or Autopilot's node for the pod."""
     if w.capacity:
         first = w.capacity[0]
         rate = node_rate(
-            first.machine_type, first.gpu_type, first.gpu_count, first.spot, first.flex_start
+            first.machine_type,
+            first.gpu_type,
+            first.gpu_count,
+            first.spot,
+            first.flex_start,
+            region,
         )
         return rate, first.machine_type
     machine = pod_machine(w)
     if machine is None:
         return Rate(None, None, None), "unknown machine"
-    return node_rate(machine.name, w.gpu_type, w.gpu_count, w.spot, False), machine.name
+    return node_rate(machine.name, w.gpu_type, w.gpu_count, w.spot, False, region), machine.name
 
 
 def stack_cost(config: StackConfig) -> StackCost | None:
@@ -117,7 +152,7 @@ def stack_cost(config: StackConfig) -> StackCost | None:
         nodes = capacity_sources.system_node_count(
             cluster.system_nodes, cluster.location, config.region
         )
-        system = node_rate(cluster.system_machine_type, None, 0, False, False)
+        system = node_rate(cluster.system_machine_type, None, 0, False, False, config.region)
         system = Rate(system.configured, system.on_demand, system.on_demand)  # never Spot
         cost.lines.append(
             Line(
@@ -127,9 +162,15 @@ def stack_cost(config: StackConfig) -> StackCost | None:
             )
         )
         for pool in config.node_pools:
-            rate = pool_rate(pool)
+            rate = pool_rate(pool, config.region)
+            on_pool = [w for w in config.workloads if w.node_pool == pool]
+            idle = idle_nodes(pool, on_pool)
             cost.lines.append(
-                Line(f"pool {pool.name}", rate * pool.min_nodes, rate * pool.max_nodes)
+                Line(
+                    f"pool {pool.name} (idle {idle}, max {pool.max_nodes} x {pool.machine_type})",
+                    rate * idle,
+                    rate * pool.max_nodes,
+                )
             )
     gates = [w for w in config.workloads if w.expose is not None and w.port is not None]
     if cluster.mode == "autopilot" and gates:
@@ -151,9 +192,9 @@ def stack_cost(config: StackConfig) -> StackCost | None:
     for w in config.workloads:
         if w.node_pool is not None:
             continue  # priced with its pool
-        rate, machine = workload_rate(w)
+        rate, machine = workload_rate(w, config.region)
         pods = 1 if w.kind == "Job" else w.max_replicas
-        idle = 0 if w.kind == "Job" else w.autoscale.min_replicas if w.autoscale else w.replicas
+        idle = idle_pods(w)
         cost.lines.append(Line(f"workload {w.name} ({machine} per pod)", rate * idle, rate * pods))
     return cost
 
@@ -167,7 +208,7 @@ def total_text(cost: StackCost, attr: str, which: str) -> str:
     return f"${known:,.2f}/h" + (f" + {unknown} unknown" if unknown else "")
 
 
-def fallback_rates(w: WorkloadConfig) -> Iterable[tuple[str, Rate]]:
+def fallback_rates(w: WorkloadConfig, region: str) -> Iterable[tuple[str, Rate]]:
     for choice in w.capacity:
         how = "flex-start" if choice.flex_start else SPOT if choice.spot else ON_DEMAND
         if choice.reservation is not None:
@@ -181,5 +222,6 @@ def fallback_rates(w: WorkloadConfig) -> Iterable[tuple[str, Rate]]:
                 choice.gpu_count,
                 choice.spot,
                 choice.flex_start,
+                region,
             ),
         )

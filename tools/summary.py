@@ -87,7 +87,7 @@ def cluster_lines(config: StackConfig) -> list[str]:
     return lines
 
 
-def pool_lines(pool: NodePoolConfig) -> list[str]:
+def pool_lines(config: StackConfig, pool: NodePoolConfig) -> list[str]:
     machine = _machine(pool)
     sharing = ""
     if pool.sharing is not None:
@@ -114,12 +114,14 @@ def pool_lines(pool: NodePoolConfig) -> list[str]:
         capacity.append("compact placement (nodes close together in one zone)")
     if capacity:
         lines.append(f"            {'; '.join(capacity)}")
-    rate = costs.pool_rate(pool)
+    rate = costs.pool_rate(pool, config.region)
     how = "flex-start" if pool.flex_start else costs.SPOT if pool.spot else costs.ON_DEMAND
     lines.append(
         f"            cost per node {costs.money(rate.configured)} ({how}; on-demand "
         f"{costs.money(rate.on_demand)}, Spot {costs.money(rate.spot)}): idle "
-        f"{costs.money((rate * pool.min_nodes).configured)}, max "
+        f"{costs.money((rate * costs.idle_nodes(pool, _on(config, pool))).configured)} "
+        f"({costs.idle_nodes(pool, _on(config, pool))} node(s): minNodes {pool.min_nodes}, "
+        f"{costs.pinned_nodes(pool, _on(config, pool))} held by replicas), max "
         f"{costs.money((rate * pool.max_nodes).configured)}"
     )
     fast = [
@@ -237,7 +239,7 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             f"            GPUs through ComputeClass {w.compute_class}, tried in order (pods move "
             "back up when capacity returns):"
         )
-        for n, (label, rate) in enumerate(costs.fallback_rates(w), 1):
+        for n, (label, rate) in enumerate(costs.fallback_rates(w, config.region), 1):
             lines.append(f"              {n}. {label}: {costs.money(rate.configured)} per node")
     if w.autoscale is not None:
         scale = w.autoscale
@@ -250,14 +252,18 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     return lines
 
 
+def _on(config: StackConfig, pool: NodePoolConfig) -> list[WorkloadConfig]:
+    return [w for w in config.workloads if w.node_pool == pool]
+
+
 def cost_lines(config: StackConfig) -> list[str]:
     """Hourly cost at idle and at maximum scale: as configured, all on-demand and all Spot."""
     stack = costs.stack_cost(config)
     if stack is None:
         return ["  cost      not priced: an existing cluster's nodes are not bought by this stack"]
     lines = [
-        f"  cost      an estimate from {prices.PRICE_REGION} list prices of {prices.PRICE_DATE} "
-        "(components/catalog/prices.py; refresh it there)",
+        f"  cost      an estimate from {config.region} list prices of {prices.PRICE_DATE} "
+        "(components/catalog/price_table.py; refresh it there)",
     ]
     for which, label in (
         ("configured", "as configured"),
@@ -273,11 +279,14 @@ def cost_lines(config: StackConfig) -> list[str]:
             f"              {line.name}: idle {costs.money(line.idle.configured)}, "
             f"max {costs.money(line.max.configured)}"
         )
-    if config.region != prices.PRICE_REGION:
-        lines.append(f"            prices are {prices.PRICE_REGION}'s; {config.region} may differ")
+    if config.region not in prices.PRICE_REGIONS:
+        lines.append(
+            f"            no price table for {config.region} (priced: "
+            f"{', '.join(prices.PRICE_REGIONS)}): its machines show as unknown"
+        )
     lines.append(
         "            not included: disks, load balancers, Cloud NAT, egress, Autopilot's premium, "
-        "flex-start and custom-machine prices, sustained-use or committed-use discounts"
+        "flex-start prices, sustained-use or committed-use discounts"
     )
     return lines
 
@@ -441,7 +450,7 @@ def summary(
 ) -> str:
     lines = [f"Stack {stack}", *cluster_lines(config)]
     for pool in config.node_pools:
-        lines += pool_lines(pool)
+        lines += pool_lines(config, pool)
     for w in config.workloads:
         lines += workload_lines(config, w)
         lines += cold_start_lines(config, w)

@@ -24,6 +24,7 @@ from components.config.rules import (
     drivers,
     exposure,
     fit,
+    machines,
     names,
     pools,
     registry,
@@ -140,6 +141,7 @@ class _Load:
             )
         elif cluster is not None and mode is not None:
             problems += cluster_rules.gke_cluster_problems(cluster, mode, self.region, self.ctx)
+            problems += machines.system_pool_problems(cluster, mode, self.ctx)
         if cluster is not None and mode is not None:
             problems += exposure.cluster_problems(cluster, mode, self.region, self.ctx)
         if mode in ("autopilot", "existing") and self.raw.get("nodePools"):

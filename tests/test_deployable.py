@@ -4,6 +4,7 @@ what the engine would receive."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -419,3 +420,23 @@ def test_a_pool_starts_no_more_nodes_than_its_minimum(plans: dict[str, render.Pl
                 f"{name}/{pool.name}: initial_node_count is per zone: {total} nodes at creation "
                 f"over a minimum of {minimum} would be billed from day one"
             )
+
+
+def test_a_foreign_key_gets_a_did_you_mean() -> None:
+    raw = {
+        "cluster": {"mode": "standard"},
+        "nodePools": [{"gpu": {"type": "nvidia-l4"}, "preemptible": True}],
+        "workloads": [{"name": "x", "image": "a:1", "port": 80}],
+    }
+    with pytest.raises(ConfigError) as info:
+        load(raw, project="acme-ml", region="us-central1", stack="dev")
+    (problem,) = info.value.problems
+    assert problem.startswith("nodePools[0].preemptible: unknown key. Did you mean 'spot'?"), (
+        "GKE's and Terraform's word for Spot VMs is what a user types first"
+    )
+
+
+def test_bare_render_plans_the_dev_stack(tmp_path: Path) -> None:
+    assert render.main(["--out", str(tmp_path)]) == render.EXIT_OK, (
+        "`python -m tools.render` with no stack plans dev, as the README's first command does"
+    )

@@ -288,7 +288,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tools.render", description=__doc__.splitlines()[0] if __doc__ else None
     )
-    parser.add_argument("stack", help="stack name: reads Pulumi.<stack>.yaml")
+    parser.add_argument(
+        "stack",
+        nargs="?",
+        default="dev",
+        help="stack name: reads Pulumi.<stack>.yaml (default dev)",
+    )
     parser.add_argument("--out", type=Path, help="output directory (default build/<stack>)")
     parser.add_argument("--stack-file", type=Path, help="a stack file elsewhere (examples/)")
     parser.add_argument(

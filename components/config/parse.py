@@ -10,6 +10,7 @@ out later (`Problems.drop_under`), since their own message already says what is 
 from __future__ import annotations
 
 import copy
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -176,6 +177,35 @@ def _nested_model(annotation: Any) -> type[Model] | None:
     return None
 
 
+# Words from other tools that name one of our keys: GKE's own flags and Terraform's arguments.
+SYNONYMS = {
+    "preemptible": "spot",
+    "accelerator": "gpu",
+    "accelerators": "gpu",
+    "guestAccelerator": "gpu",
+    "nodeCount": "minNodes",
+    "nodeLocations": "zones",
+    "minNodeCount": "minNodes",
+    "maxNodeCount": "maxNodes",
+    "totalMinNodeCount": "minNodes",
+    "totalMaxNodeCount": "maxNodes",
+    "containerPort": "port",
+    "replicaCount": "replicas",
+}
+
+
+def did_you_mean(key: str, known: list[str]) -> str:
+    """` Did you mean 'spot'?` for a misspelt or foreign key, else nothing."""
+    synonym = SYNONYMS.get(key)
+    if synonym in known:
+        return f" Did you mean {synonym!r}?"
+    by_case = {k.lower(): k for k in known}
+    close = by_case.get(key.lower().replace("_", "")) or next(
+        iter(difflib.get_close_matches(key, known, n=1, cutoff=0.75)), None
+    )
+    return f" Did you mean {close!r}?" if close else ""
+
+
 def message(err: ErrorDetails, model: type[Model], base: str, ctx: Context) -> str:
     loc = tuple(err["loc"])
     path = _path(base, loc)
@@ -186,8 +216,10 @@ def message(err: ErrorDetails, model: type[Model], base: str, ctx: Context) -> s
         return f"{path}: the key {ctx.show(path, value)} is not a string. Quote it."
     if kind == "extra_forbidden":
         holder = _model_at(model, loc)
-        allowed = f" Keys allowed here: {', '.join(aliases(holder))}." if holder else ""
-        return f"{path}: unknown key.{allowed} Check the spelling (keys are camelCase)."
+        known = aliases(holder) if holder else []
+        allowed = f" Keys allowed here: {', '.join(known)}." if holder else ""
+        hint = did_you_mean(str(loc[-1]), known)
+        return f"{path}: unknown key.{hint}{allowed} Check the spelling (keys are camelCase)."
     if kind == "missing":
         return f"{path}: required but not set. Add it to the stack file."
     if kind == "string_pattern_mismatch":

@@ -232,8 +232,8 @@ def workload_problems(
             offered = tuple(g.name for g in catalog.GPU_TYPES.values() if g.autopilot_counts)
             problems.append(
                 f"{path}.gpu.type: {gpu.name} is not in the catalog's Autopilot table "
-                f"(components/catalog.py). Use one of {choices(offered)}, or cluster.mode: "
-                "standard with a node pool."
+                "(components/catalog/gpus.py AUTOPILOT_COUNTS). Use one of "
+                f"{choices(offered)}, or cluster.mode: standard with a node pool."
             )
         elif w.gpu.count not in gpu.autopilot_counts:
             problems.append(

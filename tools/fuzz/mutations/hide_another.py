@@ -22,7 +22,7 @@ def pool_without_name_and_more(rng: random.Random, d: Doc) -> Mutation | None:
     options = ["zone", "driver"] + (["count"] if isinstance(gpu, dict) else [])
     for what in rng.sample(options, rng.randint(1, len(options))):
         if what == "count" and isinstance(gpu, dict):
-            # nvidia-l4 pools take 1, 2, 4 or 8 GPUs per node (components/catalog.py, G2 shapes).
+            # nvidia-l4 pools take 1, 2, 4 or 8 GPUs per node (catalog/machines.py, G2 shapes).
             gpu["count"] = 3 if gpu.get("type") == "nvidia-l4" else 1000
             mistakes.append((f"nodePools[{i}].gpu.count",))
         elif what == "zone":

@@ -220,7 +220,12 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             else "one extra pod at a time (set rollout: surge; the cluster must have a spare GPU)"
         )
         rollout = (
-            surge
+            # StatefulSet RollingUpdate has no surge: each pod is deleted, then recreated, from
+            # the highest ordinal down (Kubernetes StatefulSet docs, "Rolling Updates").
+            "one pod at a time, deleted then recreated, highest ordinal first (a StatefulSet "
+            "never surges)"
+            if w.kind == "StatefulSet"
+            else surge
             if w.rollout == "surge"
             else "one pod replaced at a time (no spare GPU to surge into)"
             if w.max_replicas > 1

@@ -100,6 +100,11 @@ def pinned_nodes(pool: NodePoolConfig, workloads: Iterable[WorkloadConfig]) -> i
     return -(-slots // per_node) if per_node else 0
 
 
+def workloads_on(config: StackConfig, pool: NodePoolConfig) -> list[WorkloadConfig]:
+    """The workloads the config placed on `pool`."""
+    return [w for w in config.workloads if w.node_pool == pool]
+
+
 def idle_nodes(pool: NodePoolConfig, workloads: Iterable[WorkloadConfig]) -> int:
     """What stays up of a pool with no traffic: the pinned nodes, and at least minNodes."""
     return max(pool.min_nodes, pinned_nodes(pool, workloads))
@@ -163,8 +168,7 @@ def stack_cost(config: StackConfig) -> StackCost | None:
         )
         for pool in config.node_pools:
             rate = pool_rate(pool, config.region)
-            on_pool = [w for w in config.workloads if w.node_pool == pool]
-            idle = idle_nodes(pool, on_pool)
+            idle = idle_nodes(pool, workloads_on(config, pool))
             cost.lines.append(
                 Line(
                     f"pool {pool.name} (idle {idle}, max {pool.max_nodes} x {pool.machine_type})",

@@ -115,13 +115,14 @@ def pool_lines(config: StackConfig, pool: NodePoolConfig) -> list[str]:
     if capacity:
         lines.append(f"            {'; '.join(capacity)}")
     rate = costs.pool_rate(pool, config.region)
+    on_pool = costs.workloads_on(config, pool)
+    idle = costs.idle_nodes(pool, on_pool)
     how = "flex-start" if pool.flex_start else costs.SPOT if pool.spot else costs.ON_DEMAND
     lines.append(
         f"            cost per node {costs.money(rate.configured)} ({how}; on-demand "
         f"{costs.money(rate.on_demand)}, Spot {costs.money(rate.spot)}): idle "
-        f"{costs.money((rate * costs.idle_nodes(pool, _on(config, pool))).configured)} "
-        f"({costs.idle_nodes(pool, _on(config, pool))} node(s): minNodes {pool.min_nodes}, "
-        f"{costs.pinned_nodes(pool, _on(config, pool))} held by replicas), max "
+        f"{costs.money((rate * idle).configured)} ({idle} node(s): minNodes {pool.min_nodes}, "
+        f"{costs.pinned_nodes(pool, on_pool)} held by replicas), max "
         f"{costs.money((rate * pool.max_nodes).configured)}"
     )
     fast = [
@@ -255,10 +256,6 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         )
     lines += exposure_lines(config, w)
     return lines
-
-
-def _on(config: StackConfig, pool: NodePoolConfig) -> list[WorkloadConfig]:
-    return [w for w in config.workloads if w.node_pool == pool]
 
 
 def cost_lines(config: StackConfig) -> list[str]:

@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 from components import allocatable, pins
+from components.config import formats
 from components.config.model import Autoscale, ModelCache, NodePoolConfig, WorkloadConfig
-from components.config.rules import drivers
 from components.config.schema import Mode, NodePoolSpec, WorkloadSpec
 
 # --- image streaming ----------------------------------------------------------------------------
@@ -90,7 +90,7 @@ def _fullmatch(pattern: str, value: str) -> bool:
 def serves_vllm(image: str) -> bool:
     """vLLM's OpenAI server image (the default workload's, or a mirror of it), which takes
     `--model` and exports vLLM's metrics."""
-    return drivers.vllm_tag(image) is not None
+    return formats.is_vllm_image(image)
 
 
 def registry_host(image: str) -> str:
@@ -292,22 +292,19 @@ def vllm_args_for_cache(args: tuple[str, ...], cache: ModelCache) -> tuple[str, 
     if result and not result[0].startswith("-"):  # the positional model (rules/vllm.py)
         if not result[0].startswith("/"):
             name, result[0] = result[0], cache.mount_path
-        served = any(
-            a == "--served-model-name" or a.startswith("--served-model-name=") for a in args
-        )
-        return tuple(result + (["--served-model-name", name] if name and not served else []))
-    for index, arg in enumerate(result):
-        if arg == "--model" and index + 1 < len(result):
-            if not result[index + 1].startswith("/"):
-                name, result[index + 1] = result[index + 1], cache.mount_path
-            break
-        if arg.startswith("--model="):
-            value = arg.split("=", 1)[1]
-            if not value.startswith("/"):
-                name, result[index] = value, f"--model={cache.mount_path}"
-            break
     else:
-        result = [cache.mount_path, *result]
+        for index, arg in enumerate(result):
+            if arg == "--model" and index + 1 < len(result):
+                if not result[index + 1].startswith("/"):
+                    name, result[index + 1] = result[index + 1], cache.mount_path
+                break
+            if arg.startswith("--model="):
+                value = arg.split("=", 1)[1]
+                if not value.startswith("/"):
+                    name, result[index] = value, f"--model={cache.mount_path}"
+                break
+        else:
+            result = [cache.mount_path, *result]
     served = any(a == "--served-model-name" or a.startswith("--served-model-name=") for a in args)
     if name is not None and not served:
         result += ["--served-model-name", name]

@@ -26,8 +26,9 @@ from components.config.schema import Mode, WorkloadSpec
 # device plugin enforces the same maxima in container-engine-accelerators
 # pkg/gpu/nvidia/mig/mig.go gpuPartitionSizeMaxCount).
 MIG_INSTANCES = {1: 7, 2: 3, 3: 2, 4: 1, 7: 1}
-# Requests of a workload on an existing cluster that sets none: nothing is known of its nodes.
-EXISTING_DEFAULT = Resources(4000, 16 * 2**30)
+# Requests of a GKE workload whose GPU count no machine carries: a stand-in, as that count's own
+# problem is reported and nothing is built (existing clusters assume no requests at all).
+UNSIZED_DEFAULT = Resources(4000, 16 * 2**30)
 
 
 def slots_per_node(pool: NodePoolConfig) -> int:

@@ -19,8 +19,7 @@ from components.config.model import (
     WorkloadConfig,
 )
 from components.config.parse import Context
-from components.config.rules import drivers, fit, vllm
-from components.config.rules.fit import EXISTING_DEFAULT as GKE_FALLBACK
+from components.config.rules import fit, vllm
 from components.config.rules.pools import choices, cidr_problems, gpu_type_problems
 from components.config.schema import Mode, WorkloadSpec
 
@@ -336,7 +335,7 @@ def existing_workload_problems(
 
 def _serves_a_model(w: WorkloadSpec) -> bool:
     """vLLM's OpenAI server, which fetches `--model` from Hugging Face at start."""
-    return drivers.vllm_tag(w.image) is not None
+    return formats.is_vllm_image(w.image)
 
 
 def default_requests(w: WorkloadSpec, mode: Mode | None) -> Resources:
@@ -348,7 +347,7 @@ def default_requests(w: WorkloadSpec, mode: Mode | None) -> Resources:
         try:
             share = allocatable.autopilot_default_requests(w.gpu.type, w.gpu.count)
         except ValueError:  # no machine carries that count: its own problem says so
-            share = GKE_FALLBACK
+            share = fit.UNSIZED_DEFAULT
     return Resources(
         allocatable.parse_cpu(w.resources.cpu) if w.resources.cpu else share.cpu_millicores,
         allocatable.parse_memory(w.resources.memory) if w.resources.memory else share.memory_bytes,

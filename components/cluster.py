@@ -63,6 +63,34 @@ MONITORING_COMPONENTS = (
 # GKE Dataplane V2 (datapath_provider, pulumi-gcp 10.2.0 Cluster: "Set to `ADVANCED_DATAPATH` to
 # enable Dataplane v2").
 DATAPLANE_V2 = "ADVANCED_DATAPATH"
+# The cluster evaluates the project's singleton Binary Authorization policy: GKE API
+# BinaryAuthorization.EvaluationMode PROJECT_SINGLETON_POLICY_ENFORCE "Enforce Kubernetes admission
+# requests with BinaryAuthorization using the project's singleton policy". The Google provider
+# accepts only DISABLED and PROJECT_SINGLETON_POLICY_ENFORCE (resource_container_cluster.go
+# binary_authorization.evaluation_mode ValidateFunc, terraform-provider-google@e03b7622 and
+# -beta@93c65b2d alike), so continuous validation (POLICY_BINDINGS, monitoring-only platform
+# policies) is not reachable from pulumi-gcp 10.2.0. "Audit mode" is therefore the project policy's
+# enforcementMode DRYRUN_AUDIT_LOG_ONLY ("Binary Authorization allows all container images to be
+# deployed, even if those images violate the ... policy. Policy compliance status messages are
+# logged to Cloud Audit Logs", cloud.google.com/binary-authorization/docs/enabling-dry-run): a
+# project-wide singleton that the bootstrap sets once (docs/delivery.md, "Production cluster
+# keys"), never a per-stack program, which would fight every other stack of the project over it.
+BINAUTHZ_EVALUATION_MODE = "PROJECT_SINGLETON_POLICY_ENFORCE"
+# Standard and Autopilot alike: "Binary Authorization works with Autopilot or Standard clusters"
+# (cloud.google.com/binary-authorization/docs/creating-cluster), and `gcloud container clusters
+# create-auto` takes --binauthz-evaluation-mode, --database-encryption-key, --security-posture and
+# --enable-google-cloud-access as `create` does (cloud.google.com/sdk/gcloud/reference/container/
+# clusters/create-auto), so the settings below apply to both modes.
+# Kubernetes security posture, standard tier (workload configuration auditing), on every cluster:
+# free, outside the nodes, no effect on workloads (pulumi-gcp 10.2.0 ClusterSecurityPostureConfig
+# mode: DISABLED, BASIC, ENTERPRISE). Workload vulnerability scanning is NOT requested: GKE removed
+# its standard tier (VULNERABILITY_BASIC) on 2025-07-31 and Advanced Vulnerability Insights
+# (VULNERABILITY_ENTERPRISE) on 2026-06-16, and a removed tier can no longer be enabled
+# (cloud.google.com/kubernetes-engine/docs/deprecations/posture-management-deprecation and
+# .../deprecations/vulnerability-scanning-gkee, checked 2026-11-22; Google.Cloud.Container.V1
+# 3.38.0 VulnerabilityMode.VulnerabilityBasic: "Deprecated: Basic vulnerability scanning is no
+# longer supported"). Image scanning lives in Artifact Analysis (Artifact Registry) instead.
+SECURITY_POSTURE_MODE = "BASIC"
 # A GCE label on a production cluster (cluster.production): the policy pack's production rules key
 # on it, never on the stack's name (policy/rules.py PRODUCTION_CLUSTER_LABEL).
 PRODUCTION_LABEL = "gke-gpu-production"
@@ -169,9 +197,10 @@ class GkeCluster(pulumi.ComponentResource):
         # Authorized networks keep the IP endpoint to the listed ranges; GKE's DNS-based endpoint
         # lets clients elsewhere in, governed by IAM (container.clusters.connect) instead of their
         # address ("About network isolation in GKE", https://cloud.google.com/kubernetes-engine/
-        # docs/concepts/network-isolation, checked 2026-11-22). An in-place update: the provider
-        # updates control_plane_endpoints_config (resource_container_cluster.go line 3865).
-        dns_endpoint = bool(cfg.master_authorized_networks)
+        # docs/concepts/network-isolation, checked 2026-11-22). Only when the stack asks
+        # (cluster.dnsEndpoint: external): otherwise the kubeconfig uses the IP endpoint, and
+        # `pulumi up` runs from inside the authorized networks.
+        dns_endpoint = cfg.dns_endpoint == "external"
         # In a protected stack the resources a running service stands on are protected too:
         # the system pool (GpuNodePoolArgs.protect does the same for GPU pools) and Cloud NAT.
         # `pulumi destroy --skip-preview` refuses a protected delete only when it reaches it
@@ -275,7 +304,18 @@ class GkeCluster(pulumi.ComponentResource):
                             cidr_block=cidr, display_name=f"authorized-{i}"
                         )
                         for i, cidr in enumerate(cfg.master_authorized_networks)
-                    ]
+                    ],
+                    # Authorized networks otherwise still admit "Google Compute Engine Public IPs"
+                    # (GKE API MasterAuthorizedNetworksConfig: "will disallow all external
+                    # traffic ... except traffic from the given CIDR blocks, Google Compute
+                    # Engine Public IPs and Google Prod IPs"): any VM anyone runs on Google
+                    # Cloud. gcp_public_cidrs_access_enabled: false ("Whether Kubernetes master
+                    # is accessible via Google Compute Engine Public IPs") closes that. Not
+                    # ForceNew: the provider sends it with the control-plane endpoints update
+                    # (resource_container_cluster.go, d.HasChange("master_authorized_networks_
+                    # config") -> DesiredControlPlaneEndpointsConfig, terraform-provider-google
+                    # @e03b7622), an in-place update of a deployed cluster.
+                    gcp_public_cidrs_access_enabled=False,
                 )
                 if cfg.master_authorized_networks
                 else None
@@ -290,16 +330,17 @@ class GkeCluster(pulumi.ComponentResource):
                 if cfg.pod_range or cfg.service_range
                 else None
             ),
-            control_plane_endpoints_config=(
-                gcp.container.ClusterControlPlaneEndpointsConfigArgs(
-                    dns_endpoint_config=(
-                        gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
-                            allow_external_traffic=True
-                        )
-                    )
+            control_plane_endpoints_config=control_plane_endpoints(dns_endpoint),
+            database_encryption=database_encryption(cfg.secrets_encryption_key),
+            binary_authorization=(
+                gcp.container.ClusterBinaryAuthorizationArgs(
+                    evaluation_mode=BINAUTHZ_EVALUATION_MODE
                 )
-                if dns_endpoint
+                if cfg.binary_authorization
                 else None
+            ),
+            security_posture_config=gcp.container.ClusterSecurityPostureConfigArgs(
+                mode=SECURITY_POSTURE_MODE
             ),
             resource_labels={PRODUCTION_LABEL: "true"} if cfg.production else None,
             node_config=None if autopilot else default_pool_node_config(node_sa),
@@ -346,7 +387,7 @@ class GkeCluster(pulumi.ComponentResource):
 
         context = f"gke_{args.project}_{cfg.location}_{cfg.name}"
         if dns_endpoint:
-            # Behind authorized networks, `pulumi up` from anywhere else (CI's hosted runners)
+            # Asked for: `pulumi up` from outside the authorized networks (CI's hosted runners)
             # reaches the control plane through its DNS-based endpoint, where IAM decides.
             self.kubeconfig = pulumi.Output.secret(
                 pulumi.Output.all(
@@ -387,6 +428,45 @@ class GkeCluster(pulumi.ComponentResource):
                 "node_service_account": self.node_service_account,
             }
         )
+
+
+def control_plane_endpoints(
+    external: bool,
+) -> gcp.container.ClusterControlPlaneEndpointsConfigArgs:
+    """Who may send requests to the DNS-based endpoint: anyone IAM admits (external), or no user.
+
+    Always sent, false included: control_plane_endpoints_config is Optional+Computed in the Google
+    provider, so leaving it out would keep whatever a cluster has (an endpoint once opened would
+    stay open). allow_external_traffic: "Controls whether user traffic is allowed over this
+    endpoint. Note that GCP-managed services may still use the endpoint even if this is false"
+    (resource_container_cluster.go at terraform-provider-google@e03b7622). The provider already
+    sends false on create when the block is absent (expandControlPlaneEndpointsConfig force-sends
+    AllowExternalTraffic), so clusters deployed without it see no change. Either way an in-place
+    update (d.HasChange("control_plane_endpoints_config") -> UpdateCluster), never ForceNew.
+    """
+    return gcp.container.ClusterControlPlaneEndpointsConfigArgs(
+        dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
+            allow_external_traffic=external
+        )
+    )
+
+
+def database_encryption(key: str | None) -> gcp.container.ClusterDatabaseEncryptionArgs | None:
+    """Application-layer Secret encryption with the stack's Cloud KMS key.
+
+    GKE encrypts Secrets with a data key wrapped by this key ("Encrypt secrets at the application
+    layer", cloud.google.com/kubernetes-engine/docs/how-to/encrypting-secrets: "you can enable the
+    feature on a new or existing cluster ... GKE encrypts all new and existing Secrets"). The GKE
+    service agent needs roles/cloudkms.cryptoKeyEncrypterDecrypter on the key, granted by the
+    bootstrap (docs/delivery.md). Not ForceNew: database_encryption is Optional+Computed and the
+    provider updates it in place (d.HasChange("database_encryption") -> DesiredDatabaseEncryption,
+    resource_container_cluster.go at terraform-provider-google@e03b7622; gcloud container
+    clusters update --database-encryption-key). Unset: nothing is sent and a cluster's current
+    setting is kept (Computed), so removing the key never silently decrypts.
+    """
+    if key is None:
+        return None
+    return gcp.container.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=key)
 
 
 def monitoring_config() -> gcp.container.ClusterMonitoringConfigArgs:

@@ -19,7 +19,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import haproxy
+from components import egress, haproxy
+from components.config import defaults
 from components.config.model import WorkloadConfig
 from components.config.rules.exposure import API_KEY_ENV
 from components.manifest import manifest
@@ -27,8 +28,10 @@ from components.workload import container_security_context, secret_env_names
 
 # The official HAProxy image (docker-library/haproxy). Its Dockerfile makes the user `haproxy`
 # with uid/gid 99 and ends with `USER haproxy` (docker-library/haproxy@ec437dd2 2.8/alpine/
-# Dockerfile); a name, so the pod names the uid for runAsNonRoot to be checked. The config asks
-# for no pidfile or socket, so nothing is written to the root filesystem.
+# Dockerfile), a name, so the pod names a uid itself for runAsNonRoot to be checked: the stack's
+# non-root default (10000 or above, no user of the node). HAProxy needs no user of its own: the
+# config sets no `user`/`uid`, binds unprivileged ports and reads only world-readable mounts,
+# and asks for no pidfile or socket, so nothing is written to the root filesystem.
 # The digest is the multi-architecture index of the tag as docker-library/repo-info recorded it
 # (repos/haproxy/remote/2.8-alpine.md at commit 7f9a8a41, HAProxy 2.8.28): 2.8 is the LTS branch
 # nearest to the 2.6 that Debian ships and tests/test_gate.py runs (2.6 has no published digest
@@ -38,7 +41,7 @@ IMAGE = (
     "docker.io/library/haproxy:2.8-alpine"
     "@sha256:f9c10b0a9274aea8fedb9c6b4ec3d74204a6f14c7edeae05b4b3928d73078cfe"
 )
-RUN_AS = 99
+RUN_AS = defaults.RUN_AS_USER
 CONFIG_PATH = "/usr/local/etc/haproxy"  # the image's CMD reads haproxy.cfg here
 CERT_DIR = "/etc/gate/tls"
 CERT_FILE = "gate.pem"
@@ -158,7 +161,12 @@ def gate_pod_spec(args: ApiGateArgs, namespace: str, tls_secret: str | None) -> 
         volumes.append({"name": "tls", "secret": {"secretName": tls_secret}})
     return {
         "automountServiceAccountToken": False,
-        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": RUN_AS,
+            "runAsGroup": RUN_AS,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
         "containers": [gate_container(args, namespace)],
         "volumes": volumes,
         # Spread the gates over nodes, so one node going away leaves one serving.
@@ -247,6 +255,17 @@ class ApiGate(pulumi.ComponentResource):
                     "policyTypes": ["Ingress"],
                     "ingress": model_ingress(args.workload, args.model_port),
                 }
+            ),
+            opts=child,
+        )
+        # The gate reaches the model's pods and DNS (WorkloadNamespace), nothing else.
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-egress",
+            metadata=manifest({**meta, "name": f"{gate_name}-egress"}),
+            spec=manifest(
+                egress.egress_policy_spec(
+                    self.selector, egress.gate_egress(args.model_selector, args.model_port)
+                )
             ),
             opts=child,
         )

@@ -1,5 +1,5 @@
 """WorkloadNamespace: the Kubernetes namespace the GPU workloads and their Services live in, closed
-to inbound traffic except what each exposed workload admits."""
+to inbound and outbound traffic except what each workload and gate admits."""
 
 from __future__ import annotations
 
@@ -8,14 +8,17 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import egress
 from components.manifest import manifest
 from components.workload import selector_labels
 
-# GPU pods here run in a restricted sandbox; baseline is enforced so that images that insist on
-# root still start, and restricted violations are reported (Kubernetes Pod Security Admission
-# labels, kubernetes.io/docs/concepts/security/pod-security-admission).
+# Pod Security "restricted" is enforced: every pod the program creates here (workloads, gates,
+# and GKE's injected Cloud Storage FUSE sidecar, whose securityContext "follows Restricted Pod
+# Security Standard": GoogleCloudPlatform/gcs-fuse-csi-driver pkg/webhook/sidecar_spec.go at
+# 01870a9d) passes it; tests/test_posture.py checks each control on every shipped stack (Kubernetes
+# Pod Security Admission labels, kubernetes.io/docs/concepts/security/pod-security-admission).
 POD_SECURITY_LABELS = {
-    "pod-security.kubernetes.io/enforce": "baseline",
+    "pod-security.kubernetes.io/enforce": "restricted",
     "pod-security.kubernetes.io/warn": "restricted",
     "pod-security.kubernetes.io/audit": "restricted",
 }
@@ -31,6 +34,9 @@ class WorkloadNamespaceArgs:
     deny_ingress: bool = True
     """A default-deny ingress NetworkPolicy: nothing reaches the namespace's pods unless another
     policy admits it (each exposed workload's LoadBalancerService admits its serving port)."""
+    deny_egress: bool = True
+    """A default-deny egress NetworkPolicy and one admitting DNS for every pod; each workload and
+    gate then admits what it needs (components/egress.py)."""
     scraped: tuple[tuple[str, int], ...] = ()
     """(workload, port) whose /metrics Managed Service for Prometheus scrapes (autoscale): the
     collectors in namespace gmp-system are admitted to that port."""
@@ -56,7 +62,8 @@ def scrape_ingress(port: int) -> list[dict[str, object]]:
 
 
 class WorkloadNamespace(pulumi.ComponentResource):
-    """The workloads' namespace, with Pod Security Admission labels and default-deny ingress."""
+    """The workloads' namespace, with Pod Security Admission labels and default-deny ingress and
+    egress."""
 
     name: pulumi.Output[str]
     """The namespace's name; objects placed in it depend on the Namespace through this Output."""
@@ -78,6 +85,23 @@ class WorkloadNamespace(pulumi.ComponentResource):
                     {"name": "default-deny-ingress", "namespace": namespace.metadata.name}
                 ),
                 spec=manifest(dict(DEFAULT_DENY_INGRESS)),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        if args.deny_egress:
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-deny-egress",
+                metadata=manifest(
+                    {"name": "default-deny-egress", "namespace": namespace.metadata.name}
+                ),
+                spec=manifest(dict(egress.DEFAULT_DENY_EGRESS)),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-allow-dns",
+                metadata=manifest({"name": "allow-dns", "namespace": namespace.metadata.name}),
+                spec=manifest(
+                    {"podSelector": {}, "policyTypes": ["Egress"], "egress": egress.DNS_EGRESS}
+                ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
         for workload, port in args.scraped if args.deny_ingress else ():

@@ -9,9 +9,12 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import egress
 from components.allocatable import parse_memory
-from components.config import Mode, WorkloadConfig
+from components.config import Mode, WorkloadConfig, defaults
+from components.config.formats import is_vllm_image
 from components.config.rules.exposure import API_KEY_ENV
+from components.config.rules.mounts import HOME_PATH, SHM_PATH, TMP_PATH
 from components.manifest import manifest
 from components.nodepool import gke_pool_name
 
@@ -85,6 +88,13 @@ FUSE_MOUNT_OPTIONS = (
     "file-system:kernel-list-cache-ttl-secs:-1",
 )
 FILE_CACHE_SHARE = 0.9  # of the cache disk, leaving room for ext4's own metadata
+
+# --- running as non-root with a read-only root filesystem -----------------------------------------
+# Writable places for an image built to run as root: an emptyDir at /tmp, and one for HOME when no
+# cache disk holds it. The name is what getpass.getuser() returns (runtime_env).
+TMP_VOLUME = "tmp"
+HOME_VOLUME = "home"
+RUN_AS_NAME = "gke-gpu"
 
 
 @dataclass(frozen=True)
@@ -180,16 +190,26 @@ def container_security_context() -> dict[str, Any]:
     }
 
 
+def run_as(w: WorkloadConfig) -> int:
+    """The workload's uid and gid: workloads[].runAsUser, else the non-root default."""
+    return defaults.RUN_AS_USER if w.run_as_user is None else w.run_as_user
+
+
 def pod_security_context(w: WorkloadConfig) -> dict[str, Any]:
-    context: dict[str, Any] = {"seccompProfile": {"type": "RuntimeDefault"}}
-    if w.run_as_user is not None:
-        context.update(runAsNonRoot=True, runAsUser=w.run_as_user, runAsGroup=w.run_as_user)
-        context["fsGroup"] = w.run_as_user
-    elif w.model_cache is not None:
-        # The FUSE sidecar (not root) writes its file cache to the cache disk: fsGroup makes the
-        # disk group-writable and is a supplemental group of every container in the pod.
-        context["fsGroup"] = FUSE_SIDECAR_GID
-    return context
+    """Pod Security "restricted" at the pod level: a non-root uid named explicitly (the vLLM and
+    CUDA images name none and so run as root; Jupyter's docker-stacks run as 1000), so the
+    kubelet's runAsNonRoot check passes without reading the image. fsGroup makes every volume
+    that supports ownership management (the cache disk, the data disk, emptyDirs) group-writable
+    and is a supplemental group of every container, the injected Cloud Storage FUSE sidecar
+    (65534) included, which writes its file cache to the cache disk."""
+    uid = run_as(w)
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": uid,
+        "runAsGroup": uid,
+        "fsGroup": uid,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
 
 
 def probes(w: WorkloadConfig) -> dict[str, Any]:
@@ -221,7 +241,7 @@ def secret_env_names(w: WorkloadConfig) -> list[str]:
 
 
 def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> dict[str, Any]:
-    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in w.env] + cache_env(w)
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in w.env] + runtime_env(w)
     env += [
         {"name": k, "valueFrom": {"secretKeyRef": {"name": secret_name, "key": k}}}
         for k in secret_env_names(w)
@@ -229,7 +249,10 @@ def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> 
     limits: dict[str, str] = {"memory": w.memory} if w.memory else {}
     if w.gpu_count:
         limits[GPU_RESOURCE] = str(w.gpu_count)
-    mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    mounts: list[dict[str, Any]] = [
+        {"name": "dshm", "mountPath": SHM_PATH},
+        *writable_mounts(w),
+    ]
     if w.cache is not None:
         mounts.append({"name": "cache", "mountPath": w.cache.path})
     if w.storage is not None:
@@ -251,7 +274,10 @@ def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> 
             },
             "limits": limits,
         },
-        "securityContext": container_security_context(),
+        "securityContext": {
+            **container_security_context(),
+            "readOnlyRootFilesystem": w.read_only_root_filesystem,
+        },
         "volumeMounts": mounts,
         **probes(w),
     }
@@ -336,14 +362,59 @@ def pod_annotations(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
     return {FUSE_VOLUMES_ANNOTATION: "true", **sidecar}
 
 
-def cache_env(w: WorkloadConfig) -> list[dict[str, str]]:
-    """Point caches at the cache volume: Hugging Face (HF_HOME defaults to
-    $XDG_CACHE_HOME/huggingface, huggingface_hub constants.py) and vLLM (VLLM_CACHE_ROOT defaults
-    to $XDG_CACHE_HOME/vllm, vllm envs.py) both follow XDG_CACHE_HOME."""
-    names = {k for k, _ in w.env} | set(secret_env_names(w))
-    if w.cache is None or "XDG_CACHE_HOME" in names:
-        return []
-    return [{"name": "XDG_CACHE_HOME", "value": w.cache.path}]
+def home(w: WorkloadConfig) -> str:
+    """HOME: the cache disk when there is one (vLLM, Triton, FlashInfer and CUDA write their
+    caches under ~, and on Autopilot an emptyDir counts against the pod's 1 GiB default
+    ephemeral-storage request), else an emptyDir of its own."""
+    return w.cache.path if w.cache is not None else HOME_PATH
+
+
+def writable_mounts(w: WorkloadConfig) -> list[dict[str, str]]:
+    """What stays writable under a read-only root filesystem: /tmp, and HOME unless it is the
+    cache disk or the workload sets HOME itself."""
+    mounts = [{"name": TMP_VOLUME, "mountPath": TMP_PATH}]
+    if w.cache is None and "HOME" not in _set_env(w):
+        mounts.append({"name": HOME_VOLUME, "mountPath": HOME_PATH})
+    return mounts
+
+
+def writable_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
+    return [{"name": m["name"], "emptyDir": {}} for m in writable_mounts(w)]
+
+
+def _set_env(w: WorkloadConfig) -> set[str]:
+    return {k for k, _ in w.env} | set(secret_env_names(w))
+
+
+def runtime_env(w: WorkloadConfig) -> list[dict[str, str]]:
+    """HOME, USER and the cache roots, for an image that expects to run as root with HOME=/root
+    (vLLM's image has no USER instruction: vllm-project/vllm docker/Dockerfile at dead20ba).
+    A variable the workload sets itself is left alone, and a cache root is derived from
+    XDG_CACHE_HOME when only that is set.
+
+    - HOME: what os.path.expanduser("~") reads first (Python os.path docs); a uid without a
+      passwd entry would otherwise get "/".
+    - USER: getpass.getuser() returns it before looking the uid up in /etc/passwd, which fails
+      for a uid the image does not know (Python getpass docs); vLLM 0.29 calls it for its
+      FlashAttention CuTe cache (vllm/vllm_flash_attn/cute/cache_utils.py line 46) and torch
+      for its default inductor cache (/tmp/torchinductor_<user>).
+    - XDG_CACHE_HOME: vLLM's get_default_cache_root (vllm/envs.py lines 328-332 of the 0.29.0
+      wheel), huggingface_hub's HF_HOME default and Triton/FlashInfer/outlines follow it or ~.
+    - HF_HOME (model downloads, $XDG_CACHE_HOME/huggingface by default) and VLLM_CACHE_ROOT
+      (torch.compile, Inductor and Triton caches: vllm/envs.py lines 693-698, and
+      vllm/compilation/compiler_interface.py lines 475-480 point TORCHINDUCTOR_CACHE_DIR and
+      TRITON_CACHE_DIR under it) are set explicitly for a vLLM server, so the plan shows where
+      weights land. VLLM_CONFIG_ROOT (usage stats, ~/.config/vllm, envs.py lines 684-689) and
+      VLLM_RPC_BASE_PATH (tempfile.gettempdir(), envs.py line 711) land in HOME and /tmp."""
+    given = _set_env(w)
+    cache_root = w.cache.path if w.cache is not None else f"{HOME_PATH}/.cache"
+    wanted = [("HOME", home(w)), ("USER", RUN_AS_NAME), ("XDG_CACHE_HOME", cache_root)]
+    if is_vllm_image(w.image) and "XDG_CACHE_HOME" not in given:
+        wanted += [
+            ("HF_HOME", f"{cache_root}/huggingface"),
+            ("VLLM_CACHE_ROOT", f"{cache_root}/vllm"),
+        ]
+    return [{"name": k, "value": v} for k, v in wanted if k not in given]
 
 
 def pod_spec(
@@ -356,6 +427,7 @@ def pod_spec(
         # PyTorch/NCCL use shared memory beyond the container runtime's 64 MB default.
         "volumes": [
             {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+            *writable_volumes(w),
             *cache_volumes(w),
             *model_cache_volumes(w),
         ],
@@ -521,6 +593,17 @@ class GpuWorkload(pulumi.ComponentResource):
                 ),
                 spec=manifest({"backoffLimit": w.backoff_limit, "template": template}),
                 opts=waits,
+            )
+        rules = egress.workload_egress(w.egress)
+        if rules:
+            # The namespace denies egress and admits DNS (WorkloadNamespace); this admits the
+            # rest of what the pods need: the model hub, Cloud Storage, the metadata server,
+            # workloads[].egress.destinationRanges.
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-egress",
+                metadata=manifest({**metadata, "name": f"{w.name}-egress"}),
+                spec=manifest(egress.egress_policy_spec(self.selector, rules)),
+                opts=child,
             )
         if w.kind != "Job" and w.max_replicas > 1:
             # Node upgrades, repairs and scale-downs drain one GPU node at a time; without a

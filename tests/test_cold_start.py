@@ -261,8 +261,10 @@ def test_model_cache_pods_run_as_their_own_account_without_a_token(run: Run) -> 
     assert account.urn in _workload(recording).dependencies, (
         "pods naming a service account that does not exist yet are refused by admission"
     )
-    assert pod["securityContext"]["fsGroup"] == 65534, (
-        "the FUSE sidecar runs as 65534 and must be able to write its file cache disk"
+    assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsGroup"], (
+        "the FUSE sidecar runs as 65534 and must be able to write its file cache disk: fsGroup "
+        "makes the disk group-writable and is a supplemental group of every container, the "
+        "injected sidecar's too"
     )
 
 

@@ -90,15 +90,51 @@ def test_no_workflow_names_a_stack() -> None:
 # --- identities --------------------------------------------------------------------------------
 
 
+PREVIEWS = {"preview": "pulumi-preview.yml", "preview-protected": "pulumi-preview-protected.yml"}
+
+
 def test_previews_use_the_read_only_identity_of_a_preview_environment() -> None:
-    preview = (WORKFLOWS / "pulumi-preview.yml").read_text()
-    assert "vars.GCP_PREVIEW_SERVICE_ACCOUNT" in preview
-    assert "vars.GCP_SERVICE_ACCOUNT" not in preview, (
-        "a pull request's code must never run with the deploy identity"
-    )
+    for job_name, workflow in PREVIEWS.items():
+        preview = (WORKFLOWS / workflow).read_text()
+        assert "vars.GCP_PREVIEW_SERVICE_ACCOUNT" in preview
+        assert "vars.GCP_SERVICE_ACCOUNT" not in preview, (
+            "a pull request's code must never run with the deploy identity"
+        )
+        job = _workflow("pull-request.yml")["jobs"][job_name]
+        assert job["with"]["environment"] == "${{ matrix.stack }}-preview"
+        assert job["uses"] == f"./.github/workflows/{workflow}"
+
+
+def test_pull_requests_preview_only_unprotected_stacks() -> None:
     job = _workflow("pull-request.yml")["jobs"]["preview"]
-    assert job["with"]["environment"] == "${{ matrix.stack }}-preview"
-    assert job["uses"] == "./.github/workflows/pulumi-preview.yml"
+    assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.check.outputs.unprotected) }}"
+    assert "github.event_name == 'pull_request'" in job["if"], (
+        "a pull request's own code may decrypt only an unprotected stack's secrets"
+    )
+
+
+def test_protected_stacks_are_previewed_only_in_the_merge_queue() -> None:
+    workflow = _workflow("pull-request.yml")
+    # PyYAML reads `on:` as True (YAML 1.1).
+    triggers: dict[Any, Any] = yaml.safe_load((WORKFLOWS / "pull-request.yml").read_text())
+    assert "merge_group" in triggers[True], "the merge queue must run the protected previews"
+    job = workflow["jobs"]["preview-protected"]
+    assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.check.outputs.protected) }}"
+    assert "github.event_name == 'merge_group'" in job["if"]
+    assert "pull_request" not in job["if"], (
+        "a protected stack's preview decrypts its secrets: never with a pull request's own code"
+    )
+    assert "pull-requests" not in job["permissions"]
+    (inner,) = _workflow("pulumi-preview-protected.yml")["jobs"].values()
+    assert "pull-requests" not in inner["permissions"], (
+        "a job that can decrypt a protected stack needs no channel to post on pull requests"
+    )
+    guard = inner["steps"][0]
+    assert guard["env"]["EVENT"] == "${{ github.event_name }}"
+    assert '"$EVENT" != "merge_group"' in guard["run"] and "exit 1" in guard["run"]
+    for name, other in _workflow("pull-request.yml")["jobs"].items():
+        if name != "preview-protected":
+            assert other.get("uses") != "./.github/workflows/pulumi-preview-protected.yml", name
 
 
 def test_deploys_use_the_deploy_identity_of_the_stacks_environment_without_pr_rights() -> None:
@@ -133,6 +169,98 @@ def test_the_deploy_identity_acts_only_as_the_node_service_account() -> None:
     assert "nodeServiceAccount:" in (ROOT / "Pulumi.prod.yaml").read_text()
 
 
+def _delivery() -> str:
+    return (ROOT / "docs" / "delivery.md").read_text()
+
+
+def _commands(verb: str) -> list[str]:
+    return re.findall(rf"{verb}[^\n]*\n(?:[^\n]*\\\n)*[^\n]*", _delivery())
+
+
+def test_no_protected_preview_identity_decrypts_outside_the_merge_queue() -> None:
+    delivery = _delivery()
+    # The deploy and preview identities' grants (the GKE service agent's grant on the cluster's
+    # Secret-encryption key is another key, for another principal).
+    keys = [
+        k
+        for k in _commands("gcloud kms keys add-iam-policy-binding")
+        if "DEPLOY_SA" in k or "PREVIEW_SA" in k
+    ]
+    own_key = 'gcloud kms keys add-iam-policy-binding "pulumi-secrets-${STACK}"'
+    assert keys and all(k.startswith(own_key) for k in keys), (
+        "every identity decrypts its own stack's key only"
+    )
+    decrypter = [k for k in keys if "PREVIEW_SA" in k]
+    assert len(decrypter) == 1 and "roles/cloudkms.cryptoKeyDecrypter" in decrypter[0]
+    trust = re.search(
+        r'if \[ "\$PROTECTED" = true \]; then\n(.*?)\nelse\n(.*?)\nfi', delivery, re.DOTALL
+    )
+    assert trust and '"$PREVIEW_SA"' in trust.group(1), (
+        "the preview identity's trust, by stack kind"
+    )
+    protected, unprotected = trust.group(1), trust.group(2)
+    assert "attribute.queued_environment/${STACK}-preview" in protected
+    assert "attribute.environment/" not in protected, (
+        "a protected stack's preview identity must not trust pull requests' tokens"
+    )
+    assert "attribute.environment/${STACK}-preview" in unprotected
+    mapping = re.search(r"attribute\.queued_environment=([^\"]*)", delivery)
+    assert mapping, "the provider must map queued_environment"
+    assert "assertion.event_name == 'merge_group'" in mapping.group(1)
+    assert "assertion.ref.startsWith('refs/heads/gh-readonly-queue/main/')" in mapping.group(1), (
+        "the token's own claims, not only the environment's branch rule, admit the merge queue"
+    )
+    assert "-f name='gh-readonly-queue/main/*' -f type=branch" in delivery
+
+
+def test_state_grants_reach_only_the_stacks_own_prefix() -> None:
+    delivery = _delivery()
+    condition = re.search(
+        r'cat > "state-\$\{STACK\}.yaml" <<YAML\n(.*?)\nYAML', delivery, re.DOTALL
+    )
+    assert condition, "docs/delivery.md must write the state condition"
+    assert (
+        'resource.name.startsWith("projects/_/buckets/${BUCKET}/objects/${STACK}/")'
+        in condition.group(1)
+    )
+    objects = [
+        g
+        for g in _commands("gcloud storage buckets add-iam-policy-binding")
+        if "roles/storage.object" in g
+    ]
+    assert objects and all('--condition-from-file="state-${STACK}.yaml"' in g for g in objects), (
+        "an unconditioned object role on the bucket reads every stack's state"
+    )
+    assert 'pulumi login "gs://${BUCKET}/${STACK}"' in delivery
+
+
+def test_every_pulumi_run_uses_its_stacks_own_state_prefix() -> None:
+    prefix = "gs://${{ vars.PULUMI_STATE_BUCKET }}/${{ inputs.stack }}"
+    runs = [
+        (workflow, job, step)
+        for workflow, job, _, step in _all_steps()
+        if str(step.get("uses", "")).startswith("pulumi/actions@") and "command" in step["with"]
+    ]
+    assert len(runs) == 3, "preview, protected preview and up"
+    for workflow, job, step in runs:
+        assert step["with"]["cloud-url"] == prefix, f"{workflow}/{job}: the stack's own prefix"
+    destroy = _workflow("destroy.yml")["jobs"]["destroy"]
+    assert destroy["env"]["PULUMI_BACKEND_URL"] == prefix
+
+
+def test_stack_files_name_their_own_secrets_key() -> None:
+    assert re.search(r'KMS_KEY="[^"]*/cryptoKeys/pulumi-secrets-\$\{STACK\}"', _delivery())
+    for path in sorted(ROOT.glob("Pulumi.*.yaml")):
+        stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        provider = yaml.safe_load(path.read_text()).get("secretsprovider")
+        if provider is not None:
+            assert provider.startswith("gcpkms://"), path.name
+            assert provider.endswith(f"/cryptoKeys/pulumi-secrets-{stack}"), (
+                f"{path.name}: a key shared between stacks lets one stack's identities decrypt "
+                "another's secrets"
+            )
+
+
 # --- every run ---------------------------------------------------------------------------------
 
 
@@ -154,6 +282,32 @@ def test_every_policy_pack_run_has_its_environment_created_first() -> None:
                 assert any("setup-uv" in str(s.get("uses", "")) for s in steps[:i]), (
                     "Pulumi's uv toolchain needs uv on PATH"
                 )
+
+
+def test_every_policy_pack_run_gets_the_stacks_policy_config() -> None:
+    for path in sorted(WORKFLOWS.glob("*.yml")):
+        for name, job in _workflow(path.name)["jobs"].items():
+            steps = job.get("steps", [])
+            for i, step in enumerate(steps):
+                if "policyPacks" not in (step.get("with") or {}):
+                    continue
+                assert step["with"]["policyPackConfigs"] == "policy-config.json", (
+                    f"{path.name}/{name}: the pack runs without the stack's production marker"
+                )
+                assert any(
+                    'python -m tools.stacks policy-config "$STACK" > policy-config.json'
+                    in s.get("run", "")
+                    for s in steps[:i]
+                ), f"{path.name}/{name}: policy-config.json is written before the run"
+                assert job["env"]["GKE_GPU_PRODUCTION"] == "${{ vars.GKE_GPU_PRODUCTION }}", (
+                    f"{path.name}/{name}: the environment's marker reaches tools.stacks"
+                )
+    delivery = _delivery()
+    for environment in ('"$STACK"', '"${STACK}-preview"'):
+        assert (
+            f'gh variable set GKE_GPU_PRODUCTION --repo "$GITHUB_REPO" --env {environment} '
+            "--body true"
+        ) in delivery
 
 
 def test_every_pulumi_cli_is_the_pinned_one_the_sdk_matches() -> None:
@@ -193,3 +347,15 @@ def test_the_bootstrap_grants_a_given_node_account_every_role_the_program_would(
         assert re.search(rf'--member="serviceAccount:\$\{{NODE_SA\}}" --role={role}\b', delivery), (
             f"a node account created by the bootstrap lacks {role}: the program binds none for it"
         )
+
+
+def test_code_owners_review_what_decides_production() -> None:
+    """The pull request's own code runs the policy pack and `tools.stacks policy-config`: a
+    change to them, to a stack file or to a workflow must need the owners' review."""
+    owners = (ROOT / ".github" / "CODEOWNERS").read_text()
+    patterns = {line.split()[0] for line in owners.splitlines() if line and line[0] != "#"}
+    for needed in ("/policy/", "/tools/stacks.py", "/Pulumi.*.yaml", "/.github/"):
+        assert needed in patterns, f"CODEOWNERS must cover {needed}: it decides production"
+    assert "Require review from Code Owners" in _delivery(), (
+        "CODEOWNERS only binds when the ruleset requires code-owner review; the docs must say so"
+    )

@@ -27,7 +27,9 @@ STACK_FILES = sorted(
         *ROOT.glob("tests/stacks/Pulumi.*.yaml"),
     ]
 )
-SCOPE_KINDS = ("project", "service account", "bucket", "repository", "key")
+SCOPE_KINDS = ("project", "service account", "bucket", "repository", "key", "cluster")
+# A table cell: a predefined role, a custom role of the project, or a Kubernetes ClusterRole.
+ROLE_CELL = re.compile(r"\s*`((?:projects/PROJECT_ID/)?roles/[^`]+|clusterrole/[^`]+)`\s*")
 NODE_ACCOUNT = "gpu-nodes@acme-ml-test.iam.gserviceaccount.com"
 PROJECT_IAM_ADMIN = "roles/resourcemanager.projectIamAdmin"
 
@@ -55,8 +57,8 @@ def _granted() -> dict[str, str]:
         if not line.startswith("|"):
             break
         role_cell, scope_cell = line.split("|")[1:3]
-        role = re.fullmatch(r"\s*`(roles/[^`]+)`\s*", role_cell)
-        assert role, f"docs/delivery.md: {role_cell!r} is not a `roles/...` cell"
+        role = ROLE_CELL.fullmatch(role_cell)
+        assert role, f"docs/delivery.md: {role_cell!r} is not a role cell"
         granted[role.group(1)] = _scope_kind(scope_cell.strip())
     return granted
 
@@ -138,13 +140,54 @@ def test_project_bindings_grant_only_roles_the_deploy_identitys_condition_allows
         )
 
 
+def _commands(text: str, verb: str) -> list[str]:
+    """Each shell command of docs/delivery.md that contains `verb`, continuation lines joined."""
+    commands = re.findall(rf"{verb}[^\n]*\n(?:[^\n]*\\\n)*[^\n]*", text)
+    return [c.replace("${PROJECT_ID}", "PROJECT_ID") for c in commands]
+
+
 def test_every_role_in_the_table_has_its_bootstrap_command() -> None:
     text = DELIVERY.read_text()
-    grants = re.findall(r"add-iam-policy-binding[^\n]*\n(?:[^\n]*\\\n)*[^\n]*", text)
+    grants = _commands(text, "add-iam-policy-binding")
+    bindings = _commands(text, "kubectl create clusterrolebinding")
     for role in _granted():
+        if role.startswith("clusterrole/"):
+            name = role.removeprefix("clusterrole/")
+            assert any(f"--clusterrole={name}" in b and "DEPLOY_SA" in b for b in bindings), (
+                f"docs/delivery.md lists {role} for the deploy identity but no command binds it"
+            )
+            continue
         assert any("DEPLOY_SA" in g and f"--role={role}" in g for g in grants), (
             f"docs/delivery.md lists {role} for the deploy identity but no command grants it"
         )
+
+
+def test_the_deploy_identity_holds_no_project_wide_kubernetes_or_network_admin() -> None:
+    text = DELIVERY.read_text()
+    deploy = [g for g in _commands(text, "add-iam-policy-binding") if "DEPLOY_SA" in g]
+    for role in ("roles/container.admin", "roles/compute.networkAdmin"):
+        assert role not in _granted() and not any(f"--role={role}" in g for g in deploy), (
+            f"{role} on the project reaches every cluster or network of it, other stacks' too"
+        )
+
+
+def test_the_network_role_holds_exactly_what_the_program_calls() -> None:
+    (create,) = _commands(DELIVERY.read_text(), "gcloud iam roles create gkeGpuNetwork")
+    granted = re.search(r"--permissions=(\S+)", create)
+    assert granted, "docs/delivery.md must create gkeGpuNetwork with --permissions"
+    assert tuple(sorted(granted.group(1).split(","))) == permissions.NETWORK_PERMISSIONS, (
+        "the custom role in docs/delivery.md and tools/permissions.py must list the same "
+        "permissions: a missing one is a 403 at `pulumi up`, an extra one a needless right"
+    )
+    needed = {
+        need.permission
+        for path in STACK_FILES
+        for need in _needs(path)
+        if need.role == permissions.NETWORK_ROLE
+    }
+    assert needed and needed <= set(permissions.NETWORK_PERMISSIONS), (
+        "every router, NAT and address permission a stack needs is in the custom role"
+    )
 
 
 # --- what each feature asks for ------------------------------------------------------------------
@@ -214,4 +257,7 @@ def test_the_plan_prints_what_the_deploy_identity_needs(tmp_path: Path) -> None:
         "roles/resourcemanager.projectIamAdmin on project acme-ml-test, granting only "
         "roles/monitoring.viewer (project IAM bindings)"
     ) in text, "the reviewer must see the project IAM right autoscale costs before CI's 403"
-    assert "roles/container.admin on project acme-ml-test (clusters" in text
+    assert "roles/container.clusterAdmin on project acme-ml-test (clusters" in text
+    assert "clusterrole/cluster-admin on cluster " in text, (
+        "Kubernetes objects come from RBAC in the stack's own cluster, not a project-wide role"
+    )

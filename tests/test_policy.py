@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -32,14 +34,18 @@ from policy.rules import (
     SYSTEM_NAMESPACE,
     image_problem,
     is_production,
+    pack_config,
     pod_spec,
+    source_range_problems,
     stack_from_urn,
 )
 from policy.rules import evaluate as evaluate_rules
 from tests.conftest import stack_config
+from tools import stacks
 from tools.engine import Recording
 
 POLICY_DIR = Path(__file__).resolve().parent.parent / "policy"
+README = (POLICY_DIR / "README.md").read_text()
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 SERVICE = "kubernetes:core/v1:Service"
@@ -58,7 +64,17 @@ RULE_LEVELS = {
     "gpu-node-pools-scale-to-zero": "advisory",
     "endpoints-use-tls-in-prod": "mandatory",
     "deletion-protection-in-prod": "mandatory",
+    "private-nodes-in-prod": "mandatory",
+    "control-plane-restricted-in-prod": "mandatory",
+    "secrets-encrypted-in-prod": "mandatory",
+    "binary-authorization-in-prod": "advisory",
+    "security-posture-in-prod": "advisory",
+    "production-marker-kept": "mandatory",
 }
+PRODUCTION_RULES = {name for name in RULE_LEVELS if name.endswith("-in-prod")} | {
+    "production-marker-kept"
+}
+KMS_KEY = "projects/acme-ml-prod/locations/us-central1/keyRings/gke/cryptoKeys/secrets"
 
 
 # --- builders ----------------------------------------------------------------------------------
@@ -84,7 +100,8 @@ def gpu_container(name: str = "llm", **extra: Any) -> dict[str, Any]:
 
 
 def pod(*containers: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    return {"containers": list(containers), **fields}
+    """A pod spec that runs as non-root unless `fields` replace its securityContext."""
+    return {"containers": list(containers), "securityContext": {"runAsNonRoot": True}, **fields}
 
 
 def k8s_object(
@@ -130,9 +147,33 @@ def prod_cluster(**props: Any) -> dict[str, Any]:
     return {"name": "gpu-prod", "resourceLabels": {PRODUCTION_CLUSTER_LABEL: "true"}, **props}
 
 
-def fired(rule: str, resource_type: str, props: dict[str, Any], stack: str = "dev") -> list[str]:
-    """Messages of one rule for one resource."""
-    return [v.message for v in evaluate_rules(resource_type, props, stack) if v.rule == rule]
+def hardened_cluster(production: bool = True, **props: Any) -> dict[str, Any]:
+    """A cluster that meets every production rule, marked production unless told otherwise."""
+    hardened = {
+        "name": "gpu-prod",
+        "privateClusterConfig": {"enablePrivateNodes": True, "enablePrivateEndpoint": False},
+        "masterAuthorizedNetworksConfig": {
+            "cidrBlocks": [{"cidrBlock": "203.0.113.0/24", "displayName": "office"}]
+        },
+        "databaseEncryption": {"state": "ENCRYPTED", "keyName": KMS_KEY},
+        "binaryAuthorization": {"evaluationMode": "PROJECT_SINGLETON_POLICY_ENFORCE"},
+        "securityPostureConfig": {"mode": "BASIC", "vulnerabilityMode": "VULNERABILITY_BASIC"},
+    }
+    if production:
+        hardened["resourceLabels"] = {PRODUCTION_CLUSTER_LABEL: "true"}
+    return {**hardened, **props}
+
+
+def fired(
+    rule: str,
+    resource_type: str,
+    props: dict[str, Any],
+    stack: str = "dev",
+    production: bool = False,
+) -> list[str]:
+    """Messages of one rule for one resource (`production`: what the pack config says)."""
+    violations = evaluate_rules(resource_type, props, stack, production)
+    return [v.message for v in violations if v.rule == rule]
 
 
 def installer_daemonset(
@@ -161,11 +202,18 @@ def installer_daemonset(
 # --- the registry ------------------------------------------------------------------------------
 
 
-def test_the_registry_holds_the_seven_rules_with_their_enforcement_levels() -> None:
+def test_the_registry_holds_every_rule_with_its_enforcement_level() -> None:
     assert {r.name: r.enforcement for r in RULES} == RULE_LEVELS, (
-        "the README's rules table and the pack must list the same rules at the same levels"
+        "the pack must enforce exactly the rules these tests check, at the same levels"
     )
     assert all(r.description for r in RULES), "CrossGuard shows the description with each finding"
+
+
+def test_the_readme_table_lists_every_rule_at_its_level() -> None:
+    table = re.findall(r"^\| `([a-z0-9-]+)` \| (mandatory|advisory) \|", README, re.MULTILINE)
+    assert dict(table) == RULE_LEVELS, (
+        "policy/README.md is where a user reads why a preview failed; it must list every rule"
+    )
 
 
 def test_evaluate_reports_each_violation_with_its_rule_and_enforcement_level() -> None:
@@ -357,21 +405,112 @@ def test_a_gpu_pod_that_selects_nodes_in_any_way_passes(placement: dict[str, Any
             },
             'init container "fetch" sets securityContext.allowPrivilegeEscalation: true',
         ),
+        (
+            {"volumes": [{"name": "host-dev", "hostPath": {"path": "/dev"}}]},
+            'volume "host-dev" mounts /dev from the node (hostPath)',
+        ),
+        (
+            {"containers": [gpu_container(ports=[{"containerPort": 8000, "hostPort": 8000.0}])]},
+            'container "llm" binds hostPort 8000',
+        ),
+        (
+            {
+                "containers": [
+                    gpu_container(
+                        securityContext={"capabilities": {"add": ["NET_BIND_SERVICE", "SYS_ADMIN"]}}
+                    )
+                ]
+            },
+            'container "llm" adds the capabilities SYS_ADMIN',
+        ),
+        (
+            {"securityContext": {"runAsNonRoot": True, "runAsUser": 0.0}},
+            "the pod sets securityContext.runAsUser: 0: root in a container",
+        ),
+        (
+            {"containers": [gpu_container(securityContext={"runAsUser": 0})]},
+            'container "llm" sets securityContext.runAsUser: 0: root in a container',
+        ),
+        (
+            {"securityContext": {}},
+            'container "llm" has no runAsNonRoot, so the image\'s own user (often root) runs it',
+        ),
+        (
+            {"containers": [gpu_container(securityContext={"runAsNonRoot": False})]},
+            'container "llm" has runAsNonRoot: false',
+        ),
     ],
-    ids=["hostPID", "hostNetwork", "hostIPC", "privileged", "escalation-in-init-container"],
+    ids=[
+        "hostPID",
+        "hostNetwork",
+        "hostIPC",
+        "privileged",
+        "escalation-in-init-container",
+        "hostPath",
+        "hostPort",
+        "added-capability",
+        "root-pod",
+        "root-container",
+        "no-runAsNonRoot",
+        "container-overrides-runAsNonRoot",
+    ],
 )
-def test_privileged_settings_are_rejected(fields: dict[str, Any], expected: str) -> None:
+def test_settings_that_reach_the_node_or_run_as_root_are_rejected(
+    fields: dict[str, Any], expected: str
+) -> None:
     props = k8s_object({**pod(gpu_container(), **GPU_NODES), **fields})
     (message,) = fired("no-privileged-pods", DEPLOYMENT, props)
     assert message.startswith(f"Deployment gke-gpu/llm: {expected}"), (
-        "each of these gives root on the node; the message must say where"
+        "each of these hands a compromised container the node; the message must say where"
     )
 
 
+@pytest.mark.parametrize(
+    ("fields", "fix"),
+    [
+        ({"volumes": [{"name": "d", "hostPath": {"path": "/"}}]}, "emptyDir"),
+        ({"securityContext": {}}, "workloads[].runAsUser"),
+        ({"hostPID": True}, "Remove it."),
+    ],
+    ids=["hostPath", "no-runAsNonRoot", "hostPID"],
+)
+def test_each_node_access_message_says_how_to_fix_it(fields: dict[str, Any], fix: str) -> None:
+    props = k8s_object({**pod(gpu_container()), **fields})
+    (message,) = fired("no-privileged-pods", DEPLOYMENT, props)
+    assert fix in message, "a refused deploy must say what to change"
+
+
 def test_a_restricted_pod_passes() -> None:
-    restricted = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
-    props = k8s_object(pod(gpu_container(securityContext=restricted), hostNetwork=False))
-    assert fired("no-privileged-pods", DEPLOYMENT, props) == []
+    restricted = {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"], "add": ["NET_BIND_SERVICE"]},
+        "runAsUser": 1000.0,
+    }
+    ports = [{"containerPort": 8000.0, "hostPort": 0}]
+    props = k8s_object(
+        pod(
+            gpu_container(securityContext=restricted, ports=ports),
+            hostNetwork=False,
+            volumes=[{"name": "cache", "emptyDir": {}}],
+        )
+    )
+    assert fired("no-privileged-pods", DEPLOYMENT, props) == [], (
+        "NET_BIND_SERVICE, hostPort 0 and an emptyDir give nothing on the node"
+    )
+
+
+def test_run_as_non_root_may_be_set_on_each_container_instead_of_the_pod() -> None:
+    non_root = {"runAsNonRoot": True}
+    props = k8s_object(
+        pod(
+            gpu_container(securityContext=non_root),
+            initContainers=[container("fetch", securityContext=non_root)],
+            securityContext={},
+        )
+    )
+    assert fired("no-privileged-pods", DEPLOYMENT, props) == [], (
+        "Kubernetes applies the container's own runAsNonRoot; the pod's is only a default"
+    )
 
 
 @pytest.mark.parametrize("name", ["nvidia-driver-installer-cos", "nvidia-device-plugin-daemonset"])
@@ -446,24 +585,80 @@ def test_pinned_images_pass() -> None:
     [
         ({}, "sets no loadBalancerSourceRanges"),
         ({"loadBalancerSourceRanges": []}, "sets no loadBalancerSourceRanges"),
-        ({"loadBalancerSourceRanges": ["203.0.113.0/24", "0.0.0.0/0"]}, "allows 0.0.0.0/0"),
-        ({"loadBalancerSourceRanges": ["::/0"]}, "allows ::/0"),
+        (
+            {"loadBalancerSourceRanges": ["203.0.113.0/24", "0.0.0.0/0"]},
+            "allows 0.0.0.0/0, which is every IPv4 address",
+        ),
+        ({"loadBalancerSourceRanges": ["::/0"]}, "allows ::/0, which is every IPv6 address"),
+        (
+            {"loadBalancerSourceRanges": ["0.0.0.0/1", "128.0.0.0/1"]},
+            "allows 0.0.0.0/1, 128.0.0.0/1, which together cover every IPv4 address",
+        ),
+        (
+            {"loadBalancerSourceRanges": ["10.0.0.0/8"]},
+            "allows 10.0.0.0/8, wider than a /16, the widest range production admits for IPv4",
+        ),
+        (
+            {"loadBalancerSourceRanges": ["2001:db8::/32"]},
+            "allows 2001:db8::/32, wider than a /48, the widest range production admits for IPv6",
+        ),
+        (
+            {"loadBalancerSourceRanges": ["::ffff:0.0.0.0/96"]},
+            "allows ::ffff:0.0.0.0/96, which is every IPv4 address",
+        ),
+        ({"loadBalancerSourceRanges": ["203.0.113.7"]}, "allows '203.0.113.7', which is not"),
+        ({"loadBalancerSourceRanges": ["office"]}, "allows 'office', which is not a CIDR range"),
     ],
-    ids=["unset", "empty", "ipv4-everyone", "ipv6-everyone"],
+    ids=[
+        "unset",
+        "empty",
+        "ipv4-everyone",
+        "ipv6-everyone",
+        "two-halves",
+        "ipv4-too-wide",
+        "ipv6-too-wide",
+        "ipv4-mapped-everyone",
+        "address-without-prefix",
+        "not-an-address",
+    ],
 )
 def test_an_open_load_balancer_in_prod_is_rejected(spec: dict[str, Any], expected: str) -> None:
-    (message,) = fired("load-balancers-restricted-in-prod", SERVICE, load_balancer(**spec), "prod")
-    assert message.startswith(
-        "Service gke-gpu/llm: a public LoadBalancer in a production stack "
-        '(gke-gpu/production: "true")'
+    messages = fired("load-balancers-restricted-in-prod", SERVICE, load_balancer(**spec), "prod")
+    assert messages, f"{spec}: a production endpoint this open must not deploy"
+    assert all(
+        m.startswith(
+            "Service gke-gpu/llm: a public LoadBalancer in a production stack "
+            '(gke-gpu/production: "true", from cluster.production)'
+        )
+        for m in messages
     )
-    assert expected in message, "the message must say what makes the endpoint public"
-    assert "workloads[].expose.sourceRanges" in message, "and which config key fixes it"
+    assert any(expected in m for m in messages), "the message must say what lets everyone in"
+    assert all("workloads[].expose.sourceRanges" in m for m in messages), "and which key fixes it"
 
 
-def test_a_prod_load_balancer_with_restricted_ranges_passes() -> None:
-    props = load_balancer(loadBalancerSourceRanges=["203.0.113.0/24", "2001:db8::/32"])
-    assert fired("load-balancers-restricted-in-prod", SERVICE, props, "prod-eu") == []
+@pytest.mark.parametrize("quarters", [["0.0.0.0/2", "64.0.0.0/2", "128.0.0.0/2", "192.0.0.0/2"]])
+def test_ranges_that_cover_all_addresses_together_are_named_together(quarters: list[str]) -> None:
+    problems = source_range_problems(quarters)
+    assert f"{', '.join(quarters)}, which together cover every IPv4 address" in problems, (
+        "four /2s are 0.0.0.0/0 in four pieces; the message must name all four to remove"
+    )
+
+
+def test_a_prod_load_balancer_with_narrow_ranges_passes() -> None:
+    props = load_balancer(
+        loadBalancerSourceRanges=["203.0.113.0/24", "198.51.0.0/16", "2001:db8:1::/48"]
+    )
+    assert fired("load-balancers-restricted-in-prod", SERVICE, props, "prod-eu") == [], (
+        "a /16 (IPv4) and a /48 (IPv6) are the widest ranges production admits"
+    )
+
+
+def test_the_pack_config_alone_makes_an_unmarked_service_production() -> None:
+    unmarked = load_balancer(production=False)
+    (message,) = fired("load-balancers-restricted-in-prod", SERVICE, unmarked, "prod", True)
+    assert "(GKE_GPU_PRODUCTION=true in the stack's GitHub environment)" in message, (
+        "dropping cluster.production from the stack file must not open a production endpoint"
+    )
 
 
 def test_open_load_balancers_are_allowed_outside_prod_and_other_services_everywhere() -> None:
@@ -564,15 +759,26 @@ def test_https_endpoints_and_plain_http_outside_production_pass() -> None:
     )
 
 
-def _rules_fired(recording: Recording, stack: str) -> set[str]:
-    return {v.rule for r in recording.resources for v in evaluate_rules(r.type, r.inputs, stack)}
+def _rules_fired(recording: Recording, stack: str, production: bool = False) -> set[str]:
+    return {
+        v.rule
+        for r in recording.resources
+        for v in evaluate_rules(r.type, r.inputs, stack, production)
+    }
 
 
-def test_the_production_stack_serves_only_https(run: Callable[..., Recording]) -> None:
+def test_the_production_stack_serves_only_https_even_without_its_marker(
+    run: Callable[..., Recording],
+) -> None:
+    # With cluster.production the config layer refuses expose.tls: false itself; without it, the
+    # pack config from the stack's GitHub environment is what still says production.
     config = stack_config("prod")
+    del config["gke-gpu:cluster"]["production"]
     config["gke-gpu:workloads"][0]["expose"]["tls"] = False
-    assert "endpoints-use-tls-in-prod" in _rules_fired(run(config, stack="prod"), "prod"), (
-        "prod with expose.tls: false must fail the policy pack before anything is created"
+    fired_rules = _rules_fired(run(config, stack="prod"), "prod", production=True)
+    assert "endpoints-use-tls-in-prod" in fired_rules, (
+        "prod with expose.tls: false must fail the policy pack before anything is created, "
+        "even when the same pull request drops cluster.production"
     )
 
 
@@ -582,7 +788,9 @@ def test_the_production_stack_serves_only_https(run: Callable[..., Recording]) -
 def test_a_prod_cluster_without_deletion_protection_is_rejected() -> None:
     props = prod_cluster(deletionProtection=False)
     (message,) = fired("deletion-protection-in-prod", CLUSTER, props, "eu")
-    assert message.startswith('cluster "gpu-prod" is marked production')
+    assert message.startswith(
+        'cluster "gpu-prod" is production (gke-gpu-production: "true", from cluster.production)'
+    ), "the message must say why the cluster counts as production"
     assert "set cluster.deletionProtection: true in Pulumi.eu.yaml".lower() in message.lower()
 
 
@@ -599,6 +807,184 @@ def test_deletion_protection_on_or_outside_prod_passes(props: dict[str, Any], st
     assert fired("deletion-protection-in-prod", CLUSTER, props, stack) == []
 
 
+# --- the production cluster --------------------------------------------------------------------
+
+
+def test_a_hardened_production_cluster_passes_every_rule() -> None:
+    assert evaluate_rules(CLUSTER, hardened_cluster(), "prod", True) == [], (
+        "the cluster the production rules ask for must be reachable: private nodes, narrow "
+        "authorized networks, Secrets under a KMS key, Binary Authorization, security posture"
+    )
+
+
+@pytest.mark.parametrize(
+    ("rule", "change", "expected"),
+    [
+        (
+            "private-nodes-in-prod",
+            {"privateClusterConfig": None},
+            "its nodes get public IP addresses",
+        ),
+        (
+            "private-nodes-in-prod",
+            {"privateClusterConfig": {"enablePrivateNodes": False}},
+            "Set cluster.privateNodes: true",
+        ),
+        (
+            "control-plane-restricted-in-prod",
+            {"masterAuthorizedNetworksConfig": None},
+            "lists no authorized networks",
+        ),
+        (
+            "control-plane-restricted-in-prod",
+            {"masterAuthorizedNetworksConfig": {"cidrBlocks": [{"cidrBlock": "0.0.0.0/0"}]}},
+            "cidrBlocks allows 0.0.0.0/0, which is every IPv4 address",
+        ),
+        (
+            "control-plane-restricted-in-prod",
+            {"masterAuthorizedNetworksConfig": {"cidrBlocks": [{"cidrBlock": "172.16.0.0/12"}]}},
+            "cidrBlocks allows 172.16.0.0/12, wider than a /16",
+        ),
+        (
+            "control-plane-restricted-in-prod",
+            {
+                "masterAuthorizedNetworksConfig": {
+                    "cidrBlocks": [{"cidrBlock": "203.0.113.0/24"}],
+                    "gcpPublicCidrsAccessEnabled": True,
+                }
+            },
+            "gcpPublicCidrsAccessEnabled: true, which lets every Google Cloud public address",
+        ),
+        ("secrets-encrypted-in-prod", {"databaseEncryption": None}, "sets no databaseEncryption"),
+        (
+            "secrets-encrypted-in-prod",
+            {"databaseEncryption": {"state": "DECRYPTED"}},
+            "sets databaseEncryption.state: DECRYPTED",
+        ),
+        (
+            "secrets-encrypted-in-prod",
+            {"databaseEncryption": {"state": "ENCRYPTED"}},
+            "ENCRYPTED without a keyName",
+        ),
+        (
+            "binary-authorization-in-prod",
+            {"binaryAuthorization": {"evaluationMode": "DISABLED"}},
+            "does not enforce Binary Authorization (binaryAuthorization.evaluationMode: DISABLED)",
+        ),
+        ("security-posture-in-prod", {"securityPostureConfig": None}, "sets no mode"),
+    ],
+    ids=[
+        "no-private-config",
+        "public-nodes",
+        "no-authorized-networks",
+        "authorized-everyone",
+        "authorized-too-wide",
+        "google-cloud-addresses",
+        "no-encryption",
+        "decrypted",
+        "no-key",
+        "binauthz-off",
+        "no-security-posture",
+    ],
+)
+def test_a_production_cluster_missing_a_safeguard_is_reported(
+    rule: str, change: dict[str, Any], expected: str
+) -> None:
+    props = {k: v for k, v in {**hardened_cluster(), **change}.items() if v is not None}
+    messages = fired(rule, CLUSTER, props, "prod")
+    assert any(expected in m for m in messages), f"{rule}: {messages}"
+    assert all(m.startswith('cluster "gpu-prod" is production') for m in messages), (
+        "the message must name the cluster and why it counts as production"
+    )
+    (level,) = {v.enforcement for v in evaluate_rules(CLUSTER, props, "prod") if v.rule == rule}
+    assert level == RULE_LEVELS[rule], "missing security must block; missing advice only warns"
+
+
+def test_a_cluster_that_is_not_production_may_skip_the_production_safeguards() -> None:
+    bare = {"name": "gpu-dev", "deletionProtection": False}
+    assert evaluate_rules(CLUSTER, bare, "prod") == [], (
+        "a dev cluster may have public nodes and an open control plane, even if named prod"
+    )
+    assert {v.rule for v in evaluate_rules(CLUSTER, bare, "dev", True)} >= {
+        "private-nodes-in-prod",
+        "control-plane-restricted-in-prod",
+        "secrets-encrypted-in-prod",
+    }, "the same cluster in a stack whose GitHub environment says production is held to them"
+
+
+# --- production-marker-kept --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("resource_type", "props", "marker"),
+    [
+        (CLUSTER, hardened_cluster(production=False), 'GCE label gke-gpu-production: "true"'),
+        (
+            SERVICE,
+            load_balancer(production=False, loadBalancerSourceRanges=["203.0.113.0/24"]),
+            'label gke-gpu/production: "true"',
+        ),
+    ],
+    ids=["cluster", "public-service"],
+)
+def test_a_production_stack_that_drops_its_marker_is_refused(
+    resource_type: str, props: dict[str, Any], marker: str
+) -> None:
+    (message,) = fired("production-marker-kept", resource_type, props, "prod", True)
+    assert "stack prod is production per its GitHub environment variable " in message
+    assert "GKE_GPU_PRODUCTION=true" in message and marker in message
+    assert "dropped cluster.production: true" in message, "the message must say what changed"
+    assert "Set cluster.production: true again in Pulumi.prod.yaml" in message, "and the fix"
+    assert "environments prod and prod-preview" in message, (
+        "and how to make a stack non-production on purpose: outside the pull request"
+    )
+
+
+@pytest.mark.parametrize(
+    ("resource_type", "props", "production"),
+    [
+        (CLUSTER, hardened_cluster(), True),
+        (SERVICE, load_balancer(loadBalancerSourceRanges=["203.0.113.0/24"]), True),
+        (CLUSTER, hardened_cluster(production=False), False),
+        (SERVICE, {"metadata": {"name": "llm-model"}, "spec": {"clusterIP": "None"}}, True),
+    ],
+    ids=["marked-cluster", "marked-service", "dev-stack", "internal-only-service"],
+)
+def test_a_kept_marker_or_a_stack_that_is_not_production_passes(
+    resource_type: str, props: dict[str, Any], production: bool
+) -> None:
+    assert fired("production-marker-kept", resource_type, props, "prod", production) == [], (
+        "only the objects gke-gpu marks, in stacks GitHub calls production, need the marker"
+    )
+
+
+# --- the pack config ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("production", [True, False])
+def test_the_pack_config_sets_production_on_every_production_rule(production: bool) -> None:
+    assert pack_config(production) == {
+        name: {"production": production} for name in PRODUCTION_RULES
+    }
+    assert json.loads(json.dumps(pack_config(production))) == pack_config(production), (
+        "the workflows pass it to `pulumi preview --policy-pack-config` as a JSON file"
+    )
+
+
+def test_every_production_rule_declares_the_production_config_property() -> None:
+    schemas = {p.name: p.config_schema for p in build_policies()}
+    for name, schema in schemas.items():
+        if name in PRODUCTION_RULES:
+            assert schema is not None and schema.properties["production"]["type"] == "boolean", (
+                f"{name}: Pulumi validates the pack config against each policy's schema"
+            )
+            assert schema.properties["production"]["default"] is False, (
+                "a run without --policy-pack-config decides production by the marker alone"
+            )
+        else:
+            assert schema is None, f"{name} is not a production rule; it takes no config"
+
+
 # --- the real program --------------------------------------------------------------------------
 
 
@@ -607,12 +993,34 @@ def test_the_stack_files_comply_with_every_rule(stack: str, run: Callable[..., R
     recording = run(stack_config(stack), stack=stack)
     checked = {DEPLOYMENT, SERVICE, CLUSTER}
     assert checked <= {r.type for r in recording.resources}, "the test must see real workloads"
+    # The pack config CI passes when the GitHub environment sets no GKE_GPU_PRODUCTION.
+    production = stacks.policy_config(stack, {})["production-marker-kept"]["production"] is True
+    assert production == (stack == "prod"), "prod's stack file marks it production"
     findings = [
         f"{r.name}: [{v.rule}] {v.message}"
         for r in recording.resources
-        for v in evaluate_rules(r.type, r.inputs, stack)
+        for v in evaluate_rules(r.type, r.inputs, stack, production)
     ]
     assert findings == [], f"Pulumi.{stack}.yaml must pass its own policy pack"
+
+
+def test_the_prod_stack_file_without_its_marker_is_still_held_to_production(
+    run: Callable[..., Recording],
+) -> None:
+    config = stack_config("prod")
+    del config["gke-gpu:cluster"]["production"]
+    del config["gke-gpu:workloads"][0]["expose"]["sourceRanges"]
+    recording = run(config, stack="prod")
+    fired_rules = {
+        v.rule
+        for r in recording.resources
+        for v in evaluate_rules(r.type, r.inputs, "prod", production=True)
+        if v.enforcement == "mandatory"
+    }
+    assert {"production-marker-kept", "load-balancers-restricted-in-prod"} <= fired_rules, (
+        "a pull request that drops cluster.production and opens the endpoint fails in CI, where "
+        "the GitHub environment says production"
+    )
 
 
 @pytest.mark.parametrize("kind", ["Deployment", "StatefulSet", "Job"])
@@ -661,11 +1069,13 @@ def test_the_programs_driver_installers_pass_through_the_allowlist(
 # --- the CrossGuard pack -----------------------------------------------------------------------
 
 
-def _args(resource_type: str, props: Any, stack: str) -> ResourceValidationArgs:
+def _args(
+    resource_type: str, props: Any, stack: str, config: dict[str, Any] | None = None
+) -> ResourceValidationArgs:
     timeouts = PolicyCustomTimeouts(0, 0, 0)
     opts = PolicyResourceOptions(False, [], None, [], timeouts, [])
     urn = f"urn:pulumi:{stack}::gke-gpu::{resource_type}::r"
-    return ResourceValidationArgs(resource_type, props, urn, "r", opts, None)
+    return ResourceValidationArgs(resource_type, props, urn, "r", opts, None, config)
 
 
 def test_the_pack_has_one_policy_per_rule_with_the_same_level() -> None:
@@ -692,6 +1102,24 @@ def test_a_policy_reports_its_rules_messages_by_the_resources_marker() -> None:
     unmarked = load_balancer(production=False)
     policy.validate(_args(SERVICE, unknown_checking_proxy(unmarked), "prod"), report)
     assert reported == [], "the same Service without the production marker passes, even in 'prod'"
+
+
+def test_a_policy_reads_production_from_its_own_pack_config() -> None:
+    (policy,) = [p for p in build_policies() if p.name == "production-marker-kept"]
+    reported: list[str] = []
+
+    def report(message: str, urn: str | None = None) -> None:
+        reported.append(message)
+
+    unmarked = unknown_checking_proxy(hardened_cluster(production=False))
+    policy.validate(_args(CLUSTER, unmarked, "prod", {"production": False}), report)
+    policy.validate(_args(CLUSTER, unmarked, "prod"), report)
+    assert reported == [], "without the pack config saying production, nothing is missing"
+    config = pack_config(True)["production-marker-kept"]
+    policy.validate(_args(CLUSTER, unmarked, "prod", config), report)
+    assert len(reported) == 1 and "GKE_GPU_PRODUCTION=true" in reported[0], (
+        "the config tools.stacks writes must reach the rule"
+    )
 
 
 def test_the_rules_read_crossguards_proxies_like_plain_data() -> None:
@@ -745,6 +1173,8 @@ def test_the_pack_starts_as_pulumi_runs_it_and_reports_violations(
     info = analyzer.GetAnalyzerInfo(empty_pb2.Empty(), timeout=30)
     assert info.name == "gke-gpu-policies"
     assert [p.name for p in info.policies] == list(RULE_LEVELS), "every rule must be served"
+    with_config = {p.name for p in info.policies if "production" in p.configSchema.properties}
+    assert with_config == PRODUCTION_RULES, "Pulumi refuses config for a property not declared"
     properties = struct_pb2.Struct()
     properties.update(k8s_object(pod(gpu_container(image="app:latest"), **GPU_NODES)))
     request = analyzer_pb2.AnalyzeRequest(
@@ -756,6 +1186,36 @@ def test_the_pack_starts_as_pulumi_runs_it_and_reports_violations(
     response = analyzer.Analyze(request, timeout=30)
     assert [d.policyName for d in response.diagnostics] == ["no-latest-or-untagged-images"]
     assert 'container "llm" image "app:latest"' in response.diagnostics[0].message
+
+
+def _analyze_open_service(analyzer: analyzer_pb2_grpc.AnalyzerStub) -> list[str]:
+    properties = struct_pb2.Struct()
+    properties.update(load_balancer(production=False))
+    request = analyzer_pb2.AnalyzeRequest(
+        type=SERVICE,
+        properties=properties,
+        urn=f"urn:pulumi:prod::gke-gpu::{SERVICE}::llm",
+        name="llm",
+    )
+    return sorted(d.policyName for d in analyzer.Analyze(request, timeout=30).diagnostics)
+
+
+def test_the_pack_config_reaches_the_rules_the_way_pulumi_sends_it(
+    analyzer: analyzer_pb2_grpc.AnalyzerStub,
+) -> None:
+    assert _analyze_open_service(analyzer) == [], "unmarked and unconfigured: a dev Service"
+    # What the CLI sends after reading --policy-pack-config (pulumi/pulumi pkg/resource/analyzer/
+    # config.go ReconcilePolicyPackConfig): each policy's properties and its enforcement level.
+    levels = {"mandatory": analyzer_pb2.MANDATORY, "advisory": analyzer_pb2.ADVISORY}
+    configure = analyzer_pb2.ConfigureAnalyzerRequest()
+    for name, properties in json.loads(json.dumps(pack_config(True))).items():
+        configure.policyConfig[name].enforcementLevel = levels[RULE_LEVELS[name]]
+        configure.policyConfig[name].properties.update(properties)
+    analyzer.Configure(configure, timeout=30)
+    assert _analyze_open_service(analyzer) == [
+        "load-balancers-restricted-in-prod",
+        "production-marker-kept",
+    ], "with GKE_GPU_PRODUCTION=true the unmarked open Service is production, and refused"
 
 
 def test_the_pack_manifest_installs_its_own_locked_venv() -> None:

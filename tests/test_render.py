@@ -62,6 +62,10 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
+        ("networking.k8s.io/v1", "NetworkPolicy"),
+        ("networking.k8s.io/v1", "NetworkPolicy"),
+        ("networking.k8s.io/v1", "NetworkPolicy"),
+        ("networking.k8s.io/v1", "NetworkPolicy"),
         ("policy/v1", "PodDisruptionBudget"),
         ("v1", "ConfigMap"),
         ("v1", "Namespace"),
@@ -70,10 +74,11 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         ("v1", "Service"),
         ("v1", "Service"),
     ], (
-        "the dev stack applies a namespace closed by default, the model server with its API key "
-        "Secret, its gate (config, certificate, Deployment, budget), the model's in-cluster "
-        "Service with the NetworkPolicy that admits only the gate, and the public Service with "
-        "the NetworkPolicy that admits the gate's TLS port"
+        "the dev stack applies a namespace closed by default (ingress and egress, DNS allowed), "
+        "the model server with its API key Secret and its egress to the model hub, its gate "
+        "(config, certificate, Deployment, budget, egress to the model only), the model's "
+        "in-cluster Service with the NetworkPolicy that admits only the gate, and the public "
+        "Service with the NetworkPolicy that admits the gate's TLS port"
     )
     service = next(
         d for d in documents if d["kind"] == "Service" and d["spec"]["type"] == "LoadBalancer"
@@ -170,11 +175,13 @@ def test_mandatory_policy_violation_exits_1_naming_the_rule(
             for k, v in yaml.safe_load((ROOT / "Pulumi.prod.yaml").read_text())["config"].items()
         },
     }
-    config["gke-gpu:workloads"][0]["expose"] = {"port": 80}  # open to the internet
+    # (An open prod LoadBalancer no longer gets this far: the config refuses it first,
+    # tests/test_cluster_posture.py.) Deletion protection is the pack's alone to check.
+    config["gke-gpu:cluster"]["deletionProtection"] = False
     stack_file = _write_stack(tmp_path, "prod-eu", config)
     code = render.main(["prod-eu", "--stack-file", str(stack_file), "--out", str(tmp_path / "o")])
-    assert code == render.EXIT_FAILED, "an unrestricted prod LoadBalancer must fail the plan"
-    assert "[load-balancers-restricted-in-prod]" in capsys.readouterr().err
+    assert code == render.EXIT_FAILED, "an unprotected prod cluster must fail the plan"
+    assert "[deletion-protection-in-prod]" in capsys.readouterr().err
 
 
 def test_schema_problems_name_the_object_and_the_field() -> None:

@@ -14,10 +14,23 @@ from tools.engine import Recording, Registration
 # of Google Cloud's predefined roles, 2026-08-22); which permission
 # an API method checks: the same commit, gcp/map.json (e.g. a node pool is created by
 # container.projects.locations.clusters.nodePools.create, which checks container.clusters.update).
-CONTAINER_ADMIN = "roles/container.admin"
-"""Clusters and node pools, and the whole Kubernetes API (container.*): container.clusterAdmin
-has no Kubernetes object, so the Kubernetes provider would be refused with it."""
-NETWORK_ADMIN = "roles/compute.networkAdmin"
+CLUSTER_ADMIN = "roles/container.clusterAdmin"
+"""Clusters and node pools, and the DNS endpoint: container.clusters.{create,update,delete,get,
+list,connect}, container.operations.{get,list} and resourcemanager.projects.get, and no
+Kubernetes object (gcp/roles/container.clusterAdmin.json). container.admin would add every
+Kubernetes object of every cluster in the project (Secrets included) through IAM; the objects come
+from KUBERNETES_RBAC instead, bound in the stack's own cluster only."""
+KUBERNETES_RBAC = "clusterrole/cluster-admin"
+"""Kubernetes RBAC, not IAM: a ClusterRoleBinding of the deploy identity (a Google service account
+is the Kubernetes user named by its email) to cluster-admin, in its own cluster. GKE allows a
+request that either IAM or RBAC allows ("Authorize actions in clusters using role-based access
+control", https://cloud.google.com/kubernetes-engine/docs/how-to/role-based-access-control).
+cluster-admin, not a narrower role: the program creates ClusterRoles and their bindings (the
+metrics adapter's), which RBAC allows only to holders of every permission granted, or of
+escalate and bind."""
+NETWORK_ROLE = "projects/PROJECT_ID/roles/gkeGpuNetwork"
+"""A custom role with exactly NETWORK_PERMISSIONS, instead of compute.networkAdmin (965
+permissions: every network, firewall, route and peering of the project)."""
 PROJECT_IAM_ADMIN = "roles/resourcemanager.projectIamAdmin"
 SERVICE_ACCOUNT_ADMIN = "roles/iam.serviceAccountAdmin"
 SERVICE_ACCOUNT_USER = "roles/iam.serviceAccountUser"
@@ -30,6 +43,55 @@ REGISTRY_ADMIN = "roles/artifactregistry.admin"
 UNKNOWN = "unknown"
 """The role of a Need this module has no row for: a test fails on it, CI would get a 403."""
 
+# What the Terraform provider behind pulumi-gcp calls for each network resource, and what each call
+# checks. Calls: hashicorp/terraform-provider-google@e03b7622a26cf4e878f90bdccaca6aa3d03a7999,
+# google/services/compute/: resource_compute_router.go (POST, GET, PATCH, DELETE on the router),
+# resource_compute_router_nat.go (a NAT is a part of its router: GET the router, PATCH it, also to
+# delete), resource_compute_address.go (POST, GET, DELETE; POST setLabels when the address has
+# labels, which pulumi-gcp's attribution label may add: unconfirmed), and compute_operation.go
+# (QueryOp: every regional call is waited for with GET regions/R/operations/O). Checks:
+# iann0036/iam-dataset@2073fa52ac008a45477aa0b1b4580cd99135bf60:gcp/map.json (compute.routers.insert
+# -> routers.create; routers.patch -> routers.get + routers.update; addresses.insert -> addresses.
+# create or createInternal; addresses.delete -> addresses.delete or deleteInternal;
+# regionOperations.get -> regionOperations.get). compute.subnetworks.use for an internal address
+# in a subnetwork is not in map.json; it is taken from Google's "Reserve a static internal IP"
+# requirements and is unconfirmed here.
+_OPERATIONS = ("compute.regionOperations.get",)
+ROUTER_PERMISSIONS = (
+    "compute.routers.create",
+    "compute.routers.get",
+    "compute.routers.update",
+    "compute.routers.delete",
+    *_OPERATIONS,
+)
+NAT_PERMISSIONS = ("compute.routers.get", "compute.routers.update", *_OPERATIONS)
+EXTERNAL_ADDRESS_PERMISSIONS = (
+    "compute.addresses.create",
+    "compute.addresses.get",
+    "compute.addresses.delete",
+    "compute.addresses.setLabels",
+    *_OPERATIONS,
+)
+INTERNAL_ADDRESS_PERMISSIONS = (
+    "compute.addresses.createInternal",
+    "compute.addresses.get",
+    "compute.addresses.deleteInternal",
+    "compute.addresses.setLabels",
+    "compute.subnetworks.use",
+    *_OPERATIONS,
+)
+NETWORK_PERMISSIONS = tuple(
+    sorted(
+        {
+            *ROUTER_PERMISSIONS,
+            *NAT_PERMISSIONS,
+            *EXTERNAL_ADDRESS_PERMISSIONS,
+            *INTERNAL_ADDRESS_PERMISSIONS,
+        }
+    )
+)
+"""NETWORK_ROLE's permissions: docs/delivery.md's `gcloud iam roles create gkeGpuNetwork`."""
+
 # Types that reach no Google Cloud API: computed locally (random, tls) or engine plumbing.
 LOCAL_PACKAGES = ("random", "tls")
 
@@ -41,7 +103,7 @@ class Need:
     role: str
     scope: str
     """What the grant is on: `project P`, `bucket B`, `repository L-docker.pkg.dev/P/R`,
-    `service account E`."""
+    `service account E`, or `cluster C` (a Kubernetes RBAC binding in that cluster)."""
     permission: str
     resources: tuple[str, ...]
     """The registered resources (or invokes) that need it."""
@@ -86,10 +148,10 @@ class Row:
 
 RESOURCES: dict[str, Row] = {
     "gcp:container/cluster:Cluster": Row(
-        ("container.clusters.create",), CONTAINER_ADMIN, _project, "clusters"
+        ("container.clusters.create",), CLUSTER_ADMIN, _project, "clusters"
     ),
     "gcp:container/nodePool:NodePool": Row(
-        ("container.clusters.update",), CONTAINER_ADMIN, _project, "node pools"
+        ("container.clusters.update",), CLUSTER_ADMIN, _project, "node pools"
     ),
     "gcp:serviceaccount/account:Account": Row(
         ("iam.serviceAccounts.create",), SERVICE_ACCOUNT_ADMIN, _project, "the node account"
@@ -122,32 +184,27 @@ RESOURCES: dict[str, Row] = {
         "the node account's image pulls",
         binds=True,
     ),
-    "gcp:compute/router:Router": Row(
-        ("compute.routers.create",), NETWORK_ADMIN, _project, "Cloud Router"
-    ),
-    # Cloud NAT is a part of its router: creating one patches the router.
-    "gcp:compute/routerNat:RouterNat": Row(
-        ("compute.routers.update",), NETWORK_ADMIN, _project, "Cloud NAT"
-    ),
-    # compute.addresses.insert checks create for an external address, createInternal for an
-    # internal one (gcp/map.json lists both); networkAdmin holds both.
+    "gcp:compute/router:Router": Row(ROUTER_PERMISSIONS, NETWORK_ROLE, _project, "Cloud Router"),
+    "gcp:compute/routerNat:RouterNat": Row(NAT_PERMISSIONS, NETWORK_ROLE, _project, "Cloud NAT"),
+    # The components reserve regional addresses only (components/service.py, _reserve), never
+    # global ones (compute.globalAddresses.*).
     "gcp:compute/address:Address": Row(
-        ("compute.addresses.create", "compute.addresses.createInternal"),
-        NETWORK_ADMIN,
+        EXTERNAL_ADDRESS_PERMISSIONS,
+        NETWORK_ROLE,
         _project,
         "reserved addresses",
         pick=lambda inputs: (
-            ("compute.addresses.createInternal",)
+            INTERNAL_ADDRESS_PERMISSIONS
             if inputs.get("addressType") == "INTERNAL"
-            else ("compute.addresses.create",)
+            else EXTERNAL_ADDRESS_PERMISSIONS
         ),
     ),
 }
 
 INVOKES: dict[str, Row | None] = {
-    # container.admin holds resourcemanager.projects.get (so does compute.viewer).
+    # container.clusterAdmin holds resourcemanager.projects.get (so does compute.viewer).
     "gcp:organizations/getProject:getProject": Row(
-        ("resourcemanager.projects.get",), CONTAINER_ADMIN, _project, "the project's number"
+        ("resourcemanager.projects.get",), CLUSTER_ADMIN, _project, "the project's number"
     ),
     # Reads the provider's own configuration and token; calls no Google API.
     "gcp:organizations/getClientConfig:getClientConfig": None,
@@ -169,17 +226,20 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
 
 
 def _kubernetes_permission(type_: str) -> str:
-    """The GKE permission a Kubernetes object's create checks: container.<resource>.create, or
-    container.thirdPartyObjects.create for a custom resource (all in container.admin)."""
+    """The RBAC verb and resource a Kubernetes object's create asks for (cluster-admin has all)."""
     if type_.startswith("kubernetes:helm.sh/"):
-        return "container.* (every object the chart renders)"
+        return "create every object the chart renders"
     _, group_version, kind = type_.split(":")
     group = group_version.rpartition("/")[0]
-    if "." in group and not group.endswith(".k8s.io"):
-        return "container.thirdPartyObjects.create"
-    name = re.sub(r"^[A-Z]+?(?=[A-Z][a-z])|^[A-Z]", lambda m: m.group().lower(), kind)
+    name = re.sub(r"^[A-Z]+?(?=[A-Z][a-z])|^[A-Z]", lambda m: m.group().lower(), kind).lower()
     plural = name[:-1] + "ies" if name.endswith("y") else name + ("es" if name[-1] == "s" else "s")
-    return f"container.{plural}.create"
+    if group in ("", "core"):
+        return f"create {plural}"
+    return f"create {plural}.{group}"
+
+
+def _cluster_scope(inputs: Mapping[str, Any]) -> str:
+    return f"cluster {inputs.get('name') or 'of the stack'}"
 
 
 def _cluster_of(recording: Recording, r: Registration) -> Registration | None:
@@ -223,8 +283,8 @@ def _resource_needs(recording: Recording, r: Registration) -> Iterator[_Raw]:
         cluster = _cluster_of(recording, r)
         if cluster is not None:
             permission = _kubernetes_permission(r.type)
-            scope = _project(cluster.inputs)
-            yield _Raw(CONTAINER_ADMIN, scope, permission, r.name, KUBERNETES_WHY)
+            scope = _cluster_scope(cluster.inputs)
+            yield _Raw(KUBERNETES_RBAC, scope, permission, r.name, KUBERNETES_WHY)
         return
     row = RESOURCES.get(r.type)
     if row is None:
@@ -242,7 +302,7 @@ def _resource_needs(recording: Recording, r: Registration) -> Iterator[_Raw]:
     if r.type == CLUSTER and dns.get("allowExternalTraffic"):
         # On the DNS endpoint IAM checks container.clusters.connect before the API server.
         connect = "container.clusters.connect"
-        yield _Raw(CONTAINER_ADMIN, _project(r.inputs), connect, r.name, DNS_ENDPOINT_WHY)
+        yield _Raw(CLUSTER_ADMIN, _project(r.inputs), connect, r.name, DNS_ENDPOINT_WHY)
 
 
 def _invoke_needs(token: str, args: Mapping[str, Any]) -> Iterator[_Raw]:

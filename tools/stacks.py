@@ -11,19 +11,28 @@ only after those succeeded (and after the protected stacks' environment reviewer
 A stack is protected when its cluster keeps deletion protection (`cluster.deletionProtection`,
 default true, on a GKE cluster) or it is marked `cluster.production`. Adding a stack is adding
 its Pulumi.<stack>.yaml (and its GitHub environments, docs/delivery.md): nothing else names it.
+
+`python -m tools.stacks policy-config <stack>` prints the policy pack config of one stack (JSON,
+for `pulumi preview|up --policy-pack policy --policy-pack-config <file>`). The stack is
+production when its GitHub environment sets GKE_GPU_PRODUCTION=true (a variable a pull request
+cannot change) or its stack file sets `cluster.production: true`; any other value of
+GKE_GPU_PRODUCTION than true or false stops the run (exit 2), so a typo cannot turn production
+off.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from components.config.source import read_stack_file
+from policy.rules import PRODUCTION_ENV, pack_config
 from tools.engine import ROOT
 
 # Stack names as the workflows accept them: they end up in environment names, concurrency groups
@@ -47,9 +56,14 @@ def _cluster(config: dict[str, Any]) -> dict[str, Any]:
     return cluster if isinstance(cluster, dict) else {}
 
 
+def is_production(config: dict[str, Any]) -> bool:
+    """The stack file marks the stack production (`cluster.production: true`)."""
+    return _cluster(config).get("production") is True
+
+
 def is_protected(config: dict[str, Any]) -> bool:
     cluster = _cluster(config)
-    if cluster.get("production") is True:
+    if is_production(config):
         return True
     if cluster.get("mode") == "existing":
         return False  # no GKE deletion protection: nothing this stack owns is protected
@@ -83,8 +97,61 @@ def outputs(stacks: Sequence[Stack]) -> dict[str, str]:
     }
 
 
+class UsageError(ValueError):
+    """A mistake in how the tool was called (exit 2), not in a stack file (exit 1)."""
+
+
+def environment_production(environ: Mapping[str, str]) -> bool:
+    """What the GitHub environment says: GKE_GPU_PRODUCTION true or false (any case), or unset.
+
+    Anything else is refused rather than read as false: "yes", "1" or "ture" must not turn a
+    production stack's rules off.
+    """
+    value = environ.get(PRODUCTION_ENV, "").strip()
+    if value.lower() in ("", "false"):
+        return False
+    if value.lower() == "true":
+        return True
+    raise UsageError(
+        f"{PRODUCTION_ENV}={value!r}: expected true or false. Set the variable of the stack's "
+        "GitHub environments (<stack> and <stack>-preview) to true for a production stack, or "
+        "remove it."
+    )
+
+
+def policy_config(
+    stack: str, environ: Mapping[str, str], root: Path = ROOT
+) -> dict[str, dict[str, object]]:
+    """The policy pack config of `stack`: production if its GitHub environment or its stack file
+    says so (either is enough; the environment is the one a pull request cannot drop)."""
+    if not STACK_NAME.fullmatch(stack):
+        raise UsageError(f"{stack!r} is not a stack name (lowercase letters, digits, hyphens).")
+    production = environment_production(environ)
+    path = root / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path.name}: no such stack file in {root}")
+    return pack_config(production or is_production(read_stack_file(path).config))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    del argv
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["policy-config"]:
+        if len(args) != 2:
+            print("usage: python -m tools.stacks policy-config <stack>", file=sys.stderr)
+            return 2
+        try:
+            config = policy_config(args[1], os.environ)
+        except UsageError as error:
+            print(f"::error::{error}", file=sys.stderr)
+            return 2
+        except Exception as error:  # a stack file CI cannot read stops the run, with its reason
+            print(f"::error::{error}", file=sys.stderr)
+            return 1
+        print(json.dumps(config))
+        return 0
+    if args:
+        print("usage: python -m tools.stacks [policy-config <stack>]", file=sys.stderr)
+        return 2
     try:
         stacks = discover()
     except Exception as error:  # a stack file CI cannot read stops the run, with its reason

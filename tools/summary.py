@@ -56,13 +56,32 @@ def cluster_lines(config: StackConfig) -> list[str]:
         if cluster.private_nodes
         else "nodes with public IPs"
     )
+    networks = ", ".join(cluster.master_authorized_networks)
     control = (
-        f"control plane IP endpoint only from {', '.join(cluster.master_authorized_networks)}, "
-        "DNS endpoint for IAM-authorized callers (CI)"
-        if cluster.master_authorized_networks
-        else "control plane reachable from anywhere (IAM still applies)"
+        f"control plane IP endpoint only from {networks} (no other Google Cloud addresses)"
+        if networks
+        else "control plane IP endpoint reachable from anywhere (IAM still applies)"
     )
-    lines.append(f"            {nodes}; {control}")
+    dns = (
+        "DNS endpoint open to IAM-authorized callers anywhere (CI); the kubeconfig uses it"
+        if cluster.dns_endpoint == "external"
+        else f"DNS endpoint closed to users: `pulumi up` must run from {networks}"
+        if networks
+        else "DNS endpoint closed to users"
+    )
+    lines.append(f"            {nodes}; {control}; {dns}")
+    key = cluster.secrets_encryption_key
+    lines.append(
+        "            Secrets: "
+        + (f"encrypted with KMS key {key}" if key else "Google's default encryption at rest only")
+        + "; Binary Authorization: "
+        + (
+            "the project's policy (audit or enforce, as the project sets it)"
+            if cluster.binary_authorization
+            else "off"
+        )
+        + "; security posture: configuration audit"
+    )
     subnet = f", subnetwork {cluster.subnetwork}" if cluster.subnetwork else ""
     lines.append(f"            network {cluster.network}{subnet}")
     if cluster.mode == "standard":

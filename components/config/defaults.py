@@ -41,3 +41,10 @@ def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:
     if gke:
         workload["spot"] = True
     return [workload]
+
+
+# The uid (and gid) workload containers run as unless workloads[].runAsUser says otherwise: not
+# root, so the namespace can enforce Pod Security "restricted"; 10000 or above, so it is no user
+# of the node (checkov CKV_K8S_40); and not 65534 (nobody), the Cloud Storage FUSE sidecar's user
+# (components/workload.py).
+RUN_AS_USER = 10001

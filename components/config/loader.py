@@ -21,13 +21,17 @@ from components.config.parse import Context, Problems, parse, parse_list
 from components.config.rules import (
     capacity_sources,
     coldstart,
+    credentials,
     drivers,
+    egress,
     exposure,
     fit,
     machines,
+    mounts,
     names,
     pools,
     registry,
+    sizes,
     workloads,
 )
 from components.config.rules import cluster as cluster_rules
@@ -88,6 +92,9 @@ class _Load:
         if not self.existing:  # an existing cluster needs no Google Cloud project or region
             problems += names.project_problems(self.project, "gcp:project" in self.hidden)
             problems += names.region_problems(self.region or None, "gcp:region" in self.hidden)
+        oversized = sizes.size_problems(raw)
+        if oversized:  # nothing else is worth reading (or safe to walk) in such a value
+            raise ConfigError([*problems.items, *oversized])
         referenced = _referenced_keys(raw)
         for key in raw:
             if key not in KNOWN_KEYS and key not in referenced:
@@ -144,6 +151,9 @@ class _Load:
             problems += machines.system_pool_problems(cluster, mode, self.ctx)
         if cluster is not None and mode is not None:
             problems += exposure.cluster_problems(cluster, mode, self.region, self.ctx)
+            problems += cluster_rules.production_problems(
+                cluster, mode, self.workload_specs, self.ctx
+            )
         if mode in ("autopilot", "existing") and self.raw.get("nodePools"):
             problems.add(
                 f"nodePools: node pools exist only in Standard clusters, and cluster.mode is "
@@ -204,6 +214,11 @@ class _Load:
 
     # --- phase 4: workloads: each one's rules, and the pool it lands on (Standard) ------------
 
+    def _kubeconfig_key(self) -> str | None:
+        cluster = self.raw_cluster
+        value = cluster.get("kubeconfig") if isinstance(cluster, Mapping) else None
+        return value if isinstance(value, str) else None
+
     def workloads(self) -> None:
         problems, mode = self.problems, self.mode
         self.placed: list[tuple[int, WorkloadSpec, NodePoolConfig | None]] = []
@@ -219,6 +234,11 @@ class _Load:
             problems += exposure.workload_problems(i, w, mode)
             problems += exposure.static_ip_problems(i, w, self.cluster)
             problems += exposure.gate_problems(i, w, mode)
+            problems += egress.workload_problems(i, w, self.ctx)
+            problems += credentials.env_problems(i, w, self.ctx)
+            problems += credentials.arg_problems(i, w)
+            problems += credentials.secret_env_target_problems(i, w, self._kubeconfig_key())
+            problems += mounts.problems(i, w)
             if self.existing:
                 problems += workloads.existing_workload_problems(i, w, self.device_plugin)
             self.placed.append((i, w, pool))
@@ -281,6 +301,9 @@ class _Load:
                 one,
                 expose=exposure.resolve_expose(w, mode),
                 api_key=exposure.api_key(w),
+                run_as_user=egress.run_as_user(w),
+                read_only_root_filesystem=w.read_only_root_filesystem,
+                egress=egress.resolve(w),
                 **coldstart.workload_settings(w),
             )
             if capacity:  # its pods select the workload's ComputeClass (compute_class.py)
@@ -339,6 +362,13 @@ class _Load:
                 node_service_account=cluster.node_service_account,
                 production=cluster.production,
                 dataplane_v2=cluster.dataplane_v2,
+                dns_endpoint=cluster.dns_endpoint,
+                secrets_encryption_key=cluster.secrets_encryption_key,
+                binary_authorization=(
+                    cluster.production
+                    if cluster.binary_authorization is None
+                    else cluster.binary_authorization
+                ),
             ),
             node_pools=node_pools,
             workloads=built,

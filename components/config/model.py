@@ -8,7 +8,14 @@ from typing import Literal
 import pulumi
 
 from components.config.rules.registry import Repository
-from components.config.schema import DevicePluginType, Driver, ExposeType, Kind, Mode
+from components.config.schema import (
+    DevicePluginType,
+    DnsEndpoint,
+    Driver,
+    ExposeType,
+    Kind,
+    Mode,
+)
 
 NAMESPACE = "gke-gpu"
 
@@ -106,6 +113,15 @@ class ClusterConfig:
     dataplane_v2: bool = True
     """Standard: GKE Dataplane V2, which enforces NetworkPolicy (create-only: changing it
     replaces the cluster). Autopilot always has it."""
+    dns_endpoint: DnsEndpoint = "disabled"
+    """`external`: user traffic may use the DNS-based control-plane endpoint from anywhere (IAM
+    decides), and the kubeconfig uses it; `disabled`: the kubeconfig uses the IP endpoint."""
+    secrets_encryption_key: str | None = None
+    """A Cloud KMS key (projects/P/locations/L/keyRings/R/cryptoKeys/K) that encrypts Secrets
+    at the application layer; None: GKE's default encryption at rest only."""
+    binary_authorization: bool = False
+    """The cluster evaluates the project's Binary Authorization policy (which says audit or
+    enforce); on in production unless asked otherwise."""
 
 
 @dataclass(frozen=True)
@@ -261,6 +277,18 @@ class Expose:
 
 
 @dataclass(frozen=True)
+class Egress:
+    """Where a workload's pods may connect, beyond DNS (components/egress.py builds the policy)."""
+
+    internet: bool = False
+    """HTTPS (TCP 443) to public addresses: the Hugging Face Hub, Cloud Storage."""
+    metadata_server: bool = False
+    """The GKE metadata server (Workload Identity tokens): a modelCache's FUSE sidecar."""
+    destination_ranges: tuple[str, ...] = ()
+    """workloads[].egress.destinationRanges: more destinations, any port."""
+
+
+@dataclass(frozen=True)
 class WorkloadConfig:
     name: str
     kind: Kind
@@ -287,6 +315,7 @@ class WorkloadConfig:
     node_selector: tuple[tuple[str, str], ...]
     expose: Expose | None
     run_as_user: int | None
+    """The uid and gid of every container (defaults.RUN_AS_USER unless runAsUser is set)."""
     backoff_limit: int
     wait_for_completion: bool
     """Job: `pulumi up` waits until it completes (otherwise it only creates it)."""
@@ -312,6 +341,10 @@ class WorkloadConfig:
 
     api_key: bool = False
     """The server is protected by a generated API key (env VLLM_API_KEY; rules/exposure.py)."""
+    read_only_root_filesystem: bool = True
+    """The container's root filesystem is read-only; /tmp and HOME are volumes."""
+    egress: Egress = Egress()
+    """What its pods may reach besides the cluster's DNS (default deny otherwise)."""
 
 
 @dataclass(frozen=True)

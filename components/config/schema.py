@@ -28,6 +28,8 @@ DEVICE_PLUGIN_TYPES: tuple[DevicePluginType, ...] = get_args(DevicePluginType)
 # balancer (reachable from the VPC only); ClusterIP: no load balancer, in-cluster only; NodePort:
 # existing clusters without a load balancer implementation (rules/exposure.py).
 ExposeType = Literal["LoadBalancer", "Internal", "ClusterIP", "NodePort"]
+# Who may use GKE's DNS-based control-plane endpoint (components/cluster.py has the source).
+DnsEndpoint = Literal["disabled", "external"]
 # auto: surge where the pool has a spare GPU at its maximum, else replace (see rules/capacity.py).
 Rollout = Literal["auto", "surge", "replace"]
 
@@ -94,8 +96,16 @@ class ClusterSpec(Model):
     service_range: GceName | None = None
     node_service_account: Annotated[str, StringConstraints(max_length=254)] | None = None
     dataplane_v2: bool = True  # Standard: GKE Dataplane V2 (NetworkPolicy enforcement)
-    # Marks the stack as production for the policy pack (policy/rules.py), whatever its name.
+    # Marks the stack as production for the policy pack (policy/rules.py), whatever its name;
+    # the config layer holds it to the production rules (rules/cluster.py production_problems).
     production: bool = False
+    # GKE's DNS-based control-plane endpoint: `external` admits user traffic from anywhere (IAM
+    # decides); `disabled` keeps users off it ("off" would be a YAML 1.1 boolean).
+    dns_endpoint: DnsEndpoint = "disabled"
+    # Application-layer Secret encryption with this Cloud KMS key (rules/cluster.py checks it).
+    secrets_encryption_key: Annotated[str, StringConstraints(max_length=512)] | None = None
+    # derived: on in production; the cluster evaluates the project's Binary Authorization policy.
+    binary_authorization: bool | None = None
 
 
 class DevicePluginSharingSpec(Model):
@@ -221,6 +231,16 @@ class ExposeSpec(Model):
     ) = None
 
 
+class EgressSpec(Model):
+    """Where a workload's pods may connect beyond the cluster's DNS (rules/egress.py)."""
+
+    # derived: on for a vLLM server that downloads its model (Hugging Face Hub) and for a
+    # modelCache (Cloud Storage), off otherwise. HTTPS (TCP 443) to public addresses only.
+    internet: bool | None = None
+    # More destinations, any port: a mirror, a database, your VPC (CIDR blocks).
+    destination_ranges: Annotated[list[str], Field(max_length=100)] = []
+
+
 class WorkloadSpec(Model):
     name: K8sName
     kind: Kind = "Deployment"
@@ -240,7 +260,10 @@ class WorkloadSpec(Model):
     cache: CacheSpec | None = None
     node_selector: Annotated[dict[str, str], Field(max_length=64)] = {}
     expose: ExposeSpec | None = None
+    # derived: defaults.RUN_AS_USER (non-root); the uid and gid every container runs as
     run_as_user: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None
+    read_only_root_filesystem: bool = True  # /tmp and HOME stay writable (emptyDir or cache)
+    egress: EgressSpec = EgressSpec()
     backoff_limit: Annotated[int, Field(ge=0, le=100)] = 3
     wait_for_completion: bool = False
     rollout: Rollout = "auto"

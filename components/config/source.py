@@ -21,6 +21,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from components.config import yaml_guard
 from components.config.formats import join
 from components.config.model import NAMESPACE, ConfigError
 
@@ -60,6 +61,8 @@ def decode(name: str, text: str) -> Any:
             return json.loads(text)
         except json.JSONDecodeError:
             return text  # e.g. `devicePlugin: static`
+        except RecursionError:
+            raise ConfigError([f"{name}: {yaml_guard.DEEP}"]) from None
     return text
 
 
@@ -104,7 +107,11 @@ def from_engine() -> EngineConfig:
     return EngineConfig(
         raw=raw,
         secret_keys=frozenset(secret_keys),
-        secure_paths=secure_paths(pulumi.get_stack()) if secret_keys else frozenset(),
+        secure_paths=(
+            secure_paths(pulumi.get_stack(), raw, frozenset(secret_keys))
+            if secret_keys
+            else frozenset()
+        ),
         project=values.get("gcp:project"),
         region=values.get("gcp:region"),
         problems=tuple(namespace_problems(sorted(values))),
@@ -140,6 +147,8 @@ class StackFile:
     """Fully-qualified keys holding a `secure:` value anywhere inside (as the engine marks them)."""
     secure_paths: frozenset[str]
     """Paths of the secure leaves inside gke-gpu keys, e.g. workloads[0].env.HF_TOKEN."""
+    imports: bool = False
+    """The file imports Pulumi ESC environments (`environment:`): config also comes from them."""
 
 
 def _is_secure(value: Any) -> bool:
@@ -167,10 +176,29 @@ def _mask(value: Any, path: str, found: list[str], problems: list[str]) -> Any:
 
 def read_stack_file(path: Path) -> StackFile:
     """A stack file's config as the CLI would pass it to the engine; secure values are never
-    decrypted. Raises ConfigError for what the CLI itself would refuse to read."""
+    decrypted. Raises ConfigError for what the CLI itself would refuse to read, and for YAML
+    that would hang, crash or be read differently by it (components/config/yaml_guard.py)."""
+    guarded: list[str] = []
     try:
-        document = _yaml().load(path.read_text(encoding="utf-8"))
+        size = path.stat().st_size
+        if size > yaml_guard.MAX_FILE_BYTES:
+            raise ConfigError(
+                [
+                    f"{path.name}: {size / 2**20:.1f} MiB, over the "
+                    f"{yaml_guard.MAX_FILE_BYTES // 2**20} MiB a stack file may hold. It holds "
+                    "config, not data: move large values (prompts, files) into the image or a "
+                    "bucket."
+                ]
+            )
+        yaml = _yaml()
+        node, guarded = yaml_guard.compose(yaml, path.read_text(encoding="utf-8"), path.name)
+        if guarded and node is None:
+            raise ConfigError(guarded)
+        # Tag and number problems leave the document readable: read on, report them all.
+        document = yaml_guard.constructed(yaml, node) if node is not None else None
     except (MarkedYAMLError, YAMLError) as error:
+        if guarded:  # e.g. a custom tag (`!foo`) that the constructor cannot build
+            raise ConfigError(guarded) from None
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(error, "problem", None) or type(error).__name__
@@ -194,7 +222,7 @@ def read_stack_file(path: Path) -> StackFile:
         raise ConfigError(
             [f"config: expected a mapping of keys to values, got {type(config).__name__}."]
         )
-    problems: list[str] = []
+    problems = list(guarded)
     values: dict[str, Any] = {}
     secret_keys: list[str] = []
     paths: list[str] = []
@@ -216,15 +244,52 @@ def read_stack_file(path: Path) -> StackFile:
                 paths += found
     if problems:
         raise ConfigError(problems)
-    return StackFile(values, tuple(secret_keys), frozenset(paths))
+    return StackFile(
+        values, tuple(secret_keys), frozenset(paths), imports=bool(document.get("environment"))
+    )
 
 
-def secure_paths(stack: str) -> frozenset[str] | None:
-    """Paths of the secure leaves in this stack's file, or None when it cannot be read (config
-    from elsewhere, e.g. a Pulumi ESC environment: then every value of a secret key is treated
-    as possibly secret)."""
+def secure_paths(
+    stack: str, raw: Mapping[str, Any], secret_keys: frozenset[str]
+) -> frozenset[str] | None:
+    """Paths of the secure leaves of this run's secret keys, or None when the stack file cannot
+    prove them. The engine marks a whole key secret and hands it over decrypted; which leaves were
+    `secure:` is known only when the run's config is the stack file's. It is not when the file
+    cannot be read, when it imports a Pulumi ESC environment (`environment:`), or when a secret
+    key's value differs from the file's (`pulumi up --config-file other.yaml`, or an
+    environment overriding it). Then every value of a secret key is treated as secret."""
     path = Path(os.environ.get(STACK_FILE_ENV) or f"Pulumi.{stack}.yaml")
     try:
-        return read_stack_file(path).secure_paths
+        read = read_stack_file(path)
     except (ConfigError, OSError):
         return None
+    if read.imports:
+        return None
+    for name in secret_keys:
+        key = f"{NAMESPACE}:{name}"
+        if key not in read.secret_keys or not agrees(read.config.get(key), raw.get(name)):
+            return None
+    return read.secure_paths
+
+
+def agrees(masked: Any, value: Any) -> bool:
+    """Whether the engine's `value` is what the stack file says, its secure leaves aside."""
+    if masked == SECRET_PLACEHOLDER:
+        return True
+    if isinstance(masked, Mapping):
+        return (
+            isinstance(value, Mapping)
+            and set(masked) == set(value)
+            and all(agrees(masked[k], value[k]) for k in masked)
+        )
+    if isinstance(masked, list):
+        return (
+            isinstance(value, list)
+            and len(masked) == len(value)
+            and all(agrees(m, v) for m, v in zip(masked, value, strict=True))
+        )
+    if isinstance(value, str) and not isinstance(masked, str):
+        return json.dumps(masked) == value  # a plain key's value arrives as text
+    if isinstance(masked, bool) != isinstance(value, bool):
+        return False  # True == 1 in Python, not in the config
+    return masked == value

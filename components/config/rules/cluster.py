@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from components.config import formats
 from components.config.model import NAMESPACE, DevicePluginConfig, Secret
 from components.config.parse import Context, Problems, parse
+from components.config.rules import exposure
 from components.config.rules.pools import cidr_problems
-from components.config.schema import DEVICE_PLUGIN_TYPES, ClusterSpec, DevicePluginSpec, Mode
+from components.config.schema import (
+    DEVICE_PLUGIN_TYPES,
+    ClusterSpec,
+    DevicePluginSpec,
+    Mode,
+    WorkloadSpec,
+)
 
 # cluster keys that configure a GKE cluster: on an existing cluster they would do nothing.
 GKE_ONLY_CLUSTER_KEYS = (
@@ -21,9 +29,21 @@ GKE_ONLY_CLUSTER_KEYS = (
     "privateNodes",
     "cloudNat",
     "systemPool",
+    "dnsEndpoint",
+    "secretsEncryptionKey",
+    "binaryAuthorization",
 )
 KUBECONFIG_FIX = (
     "pulumi config set --path --secret 'gke-gpu:cluster.kubeconfig' \"$(cat ~/.kube/config)\""
+)
+# A Cloud KMS key by resource name. Key ring ids "must ... match the regular expression
+# [a-zA-Z0-9_-]{1,63}" (Cloud KMS API, projects.locations.keyRings.create, keyRingId,
+# https://cloud.google.com/kms/docs/reference/rest/v1/projects.locations.keyRings/create); crypto
+# key ids are taken to follow the same pattern (cryptoKeys.create, not re-checked here).
+KMS_ID = r"[a-zA-Z0-9_-]{1,63}"
+KMS_KEY = (
+    rf"projects/(?P<project>{formats.PROJECT_ID})/locations/(?P<location>[a-z0-9-]+)"
+    rf"/keyRings/{KMS_ID}/cryptoKeys/{KMS_ID}"
 )
 
 
@@ -47,6 +67,16 @@ def gke_cluster_problems(cluster: ClusterSpec, mode: Mode, region: str, ctx: Con
     problems += cidr_problems(
         "cluster.masterAuthorizedNetworks", cluster.master_authorized_networks, ctx
     )
+    family = exposure.admits_everyone(cluster.master_authorized_networks)
+    if family is not None:
+        problems.append(
+            f"cluster.masterAuthorizedNetworks: together admit every {family} address, so they "
+            "restrict nothing: the control plane is as open as without masterAuthorizedNetworks, "
+            "though the config reads as restricted. List only your own networks (office, VPN, "
+            "runners with fixed addresses), or remove masterAuthorizedNetworks to leave the IP "
+            "endpoint open (IAM and Kubernetes RBAC still apply)."
+        )
+    problems += secrets_key_problems(cluster.secrets_encryption_key, region, ctx)
     if cluster.kubeconfig is not None or cluster.context is not None:
         problems.append(
             "cluster.kubeconfig/context: only for mode 'existing'; GKE modes build their own "
@@ -261,3 +291,92 @@ def nat_problems(cluster: ClusterSpec) -> list[str]:
             "cluster.subnetwork, or cloudNat: false if a NAT of yours serves the nodes."
         ]
     return []
+
+
+def secrets_key_problems(key: str | None, region: str, ctx: Context) -> list[str]:
+    """cluster.secretsEncryptionKey: a Cloud KMS key by full name, in the cluster's region.
+
+    GKE, "Encrypt secrets at the application layer" (cloud.google.com/kubernetes-engine/docs/
+    how-to/encrypting-secrets, checked 2026-11-22): "Ensure that the key is in the same location
+    as the cluster to decrease latency and to prevent cases where resources depend on services
+    spread across multiple failure domains" (earlier versions of the page: "The key must be in the
+    same location as the cluster"). Cloud KMS has regional, multi-regional and global locations but
+    no zonal ones, so a zonal cluster's key lives in the zone's region.
+    """
+    if key is None:
+        return []
+    path = "cluster.secretsEncryptionKey"
+    example = f"projects/PROJECT/locations/{region or 'REGION'}/keyRings/gke-gpu/cryptoKeys/secrets"
+    match = re.fullmatch(KMS_KEY, key, flags=re.ASCII)
+    if match is None:
+        hint = (
+            " It names a key version: GKE takes the key and uses its primary version."
+            if "/cryptoKeyVersions/" in key
+            else ""
+        )
+        return [
+            f"{path}: {ctx.show(path, key)} is not a Cloud KMS key name "
+            f"(projects/PROJECT/locations/LOCATION/keyRings/RING/cryptoKeys/KEY).{hint} Use "
+            f"e.g. {example!r} (`gcloud kms keys describe KEY --keyring RING --location "
+            "LOCATION --format='value(name)'` prints it)."
+        ]
+    location = match.group("location")
+    if region and location != region:
+        return [
+            f"{path}: the key is in {location!r}, but the cluster is in region {region!r}; GKE "
+            "wants the key in the cluster's own location, so that Secrets never depend on "
+            f"another region being up. Create a key in {region!r} (docs/delivery.md, "
+            f"'Production cluster keys') and name it here, e.g. {example!r}."
+        ]
+    return []
+
+
+def production_problems(
+    cluster: ClusterSpec, mode: Mode, workloads: list[tuple[int, WorkloadSpec]], ctx: Context
+) -> list[str]:
+    """cluster.production: true holds the stack to its promises before anything is created:
+    private nodes, a control plane limited to your networks, Secrets encrypted with your key,
+    Binary Authorization, and public endpoints on HTTPS for your clients' networks only."""
+    if not cluster.production:
+        return []
+    problems = [p for i, w in workloads for p in exposure.production_workload_problems(i, w)]
+    if mode == "existing":
+        return problems  # the cluster's own settings are not this stack's to set
+    why = "in a production stack (cluster.production)"
+    if not cluster.private_nodes:
+        problems.append(
+            f"cluster.privateNodes: false {why} gives every node a public IP address, reachable "
+            "from the internet. Set privateNodes: true (the stack adds a Cloud NAT so the nodes "
+            "still pull public images)."
+        )
+    networks = cluster.master_authorized_networks
+    if not networks:
+        problems.append(
+            f"cluster.masterAuthorizedNetworks: not set {why}, so the control plane's IP "
+            "endpoint accepts connections from any address, with only credentials in the way. "
+            "List your office or VPN ranges, e.g. [203.0.113.0/24]; if CI deploys from hosted "
+            "runners, also set cluster.dnsEndpoint: external (IAM-checked)."
+        )
+    elif exposure.admits_everyone(networks) is None:
+        problems += exposure.too_wide_problems(
+            "cluster.masterAuthorizedNetworks",
+            networks,
+            "the control plane",
+            "List your office, VPN or runner networks.",
+        )
+    if cluster.secrets_encryption_key is None:
+        problems.append(
+            f"cluster.secretsEncryptionKey: not set {why}. Kubernetes Secrets (the API keys, "
+            "tokens from secretEnv) would be protected only by Google's default encryption; "
+            "with your Cloud KMS key a copy of the cluster's database is useless without it, and "
+            "disabling the key locks them. Create the key and let GKE use it (docs/delivery.md, "
+            "'Production cluster keys'), then set its full name here."
+        )
+    if cluster.binary_authorization is False:
+        problems.append(
+            f"cluster.binaryAuthorization: false {why}: the cluster would admit any image "
+            "without Binary Authorization checking or logging it. Remove binaryAuthorization: "
+            "false; the project's policy decides between audit (dry run) and enforcement "
+            "(docs/delivery.md, 'Production cluster keys')."
+        )
+    return problems

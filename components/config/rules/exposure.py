@@ -76,6 +76,102 @@ GKE_NETWORK_KEYS = (
 # The auto-mode `default` network has one subnetwork per region, itself named `default`.
 DEFAULT_NETWORK = "default"
 
+# The widest range a production stack lets reach its control plane or a public endpoint, per
+# address family (cluster.masterAuthorizedNetworks, workloads[].expose.sourceRanges). A policy
+# of this project, not a GKE limit: a /16 (65,536 IPv4 addresses) or a /48 (one site's IPv6
+# allocation) is already an organisation's whole range; anything wider is usually a typo or a
+# cloud provider's shared range, which admits strangers. policy/rules.py uses the same bounds.
+MIN_PREFIX_IPV4 = 16
+MIN_PREFIX_IPV6 = 48
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+_IPV4_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
+
+
+def _networks(values: list[str] | tuple[str, ...]) -> list[tuple[int, Network]]:
+    """The entries that parse as CIDR blocks, with their index (cidr_problems reports the rest).
+    An IPv4-mapped IPv6 range (::ffff:a.b.c.d/n) counts as the IPv4 range it names, as in
+    policy/rules.py, so that it cannot carry a wide IPv4 range past the IPv6 bound."""
+    parsed: list[tuple[int, Network]] = []
+    for j, value in enumerate(values):
+        try:
+            network = ipaddress.ip_network(value, strict=True)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(network, ipaddress.IPv6Network) and network.subnet_of(_IPV4_MAPPED):
+            mapped = network.network_address.ipv4_mapped
+            assert mapped is not None  # inside ::ffff:0:0/96
+            network = ipaddress.IPv4Network((mapped, network.prefixlen - 96))
+        parsed.append((j, network))
+    return parsed
+
+
+def admits_everyone(values: list[str] | tuple[str, ...]) -> str | None:
+    """The address family ('IPv4' or 'IPv6') whose every address the ranges admit together
+    (0.0.0.0/0, or 0.0.0.0/1 with 128.0.0.0/1, ...), if any."""
+    networks = [n for _, n in _networks(values)]
+    v4 = [n for n in networks if isinstance(n, ipaddress.IPv4Network)]
+    v6 = [n for n in networks if isinstance(n, ipaddress.IPv6Network)]
+    if any(n.prefixlen == 0 for n in ipaddress.collapse_addresses(v4)):
+        return "IPv4"
+    if any(n.prefixlen == 0 for n in ipaddress.collapse_addresses(v6)):
+        return "IPv6"
+    return None
+
+
+def too_wide_problems(
+    path: str, values: list[str] | tuple[str, ...], what: str, fix: str
+) -> list[str]:
+    """Each range wider than production accepts (MIN_PREFIX_IPV4 / MIN_PREFIX_IPV6)."""
+    problems = []
+    for j, network in _networks(values):
+        minimum = MIN_PREFIX_IPV4 if network.version == 4 else MIN_PREFIX_IPV6
+        if network.prefixlen < minimum:
+            problems.append(
+                f"{path}[{j}]: {values[j]!r} admits {network.num_addresses:,} addresses; "
+                f"{what} in a production stack (cluster.production) accepts IPv4 ranges of "
+                f"/{MIN_PREFIX_IPV4} or narrower and IPv6 ranges of /{MIN_PREFIX_IPV6} or "
+                f"narrower, so that only your own networks reach it. {fix}"
+            )
+    return problems
+
+
+def production_workload_problems(i: int, w: WorkloadSpec) -> list[str]:
+    """A production stack's public endpoint (expose.type LoadBalancer): HTTPS, and source ranges
+    that are your clients' networks, not the internet."""
+    e = w.expose
+    if e is None or e.type != "LoadBalancer":
+        return []
+    path = f"workloads[{i}].expose"
+    fix = "List your clients' networks, or use expose.type: Internal (reachable from the VPC only)."
+    problems = []
+    if not e.tls:
+        problems.append(
+            f"{path}.tls: false serves the API key, prompts and completions in clear text to the "
+            "internet, and a production stack (cluster.production) serves its public endpoints "
+            "over HTTPS. Remove tls: false."
+        )
+    family = admits_everyone(e.source_ranges)
+    if not e.source_ranges:
+        problems.append(
+            f"{path}.sourceRanges: not set, so the public load balancer accepts connections from "
+            "the whole internet, and anyone can spend the GPUs or try keys; a production stack "
+            f"(cluster.production) lists who may connect. {fix}"
+        )
+    elif family is not None:
+        problems.append(
+            f"{path}.sourceRanges: together admit every {family} address, so the endpoint is open "
+            "to the whole internet: the same as setting no sourceRanges, though it looks "
+            f"restricted. {fix}"
+        )
+    else:
+        problems += too_wide_problems(
+            f"{path}.sourceRanges", e.source_ranges, "a public endpoint", fix
+        )
+    return problems
+
 
 def is_vllm_server(image: str) -> bool:
     """vLLM's OpenAI-compatible server image (any registry mirror, tag or digest)."""

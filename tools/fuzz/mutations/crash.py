@@ -199,3 +199,39 @@ def non_string_key(rng: random.Random, d: Doc) -> Mutation | None:
         )
     d.cfg[Raw("42", 42)] = "answer"
     return Mutation("crash", "non-string-key", True, text_only=True, structural=True)
+
+
+@mutation("crash", engine=False)
+def hostile_yaml(rng: random.Random, d: Doc) -> Mutation | None:
+    """YAML that hung or crashed the plan, or that the CLI reads differently: a tag without a
+    JSON form (`!!binary`, `!!set`), a Go-octal number (`010` is 8 to the CLI), nesting deeper
+    than any key (components/config/yaml_guard.py). Only this mistake is reported: the file is
+    refused before it is read as config."""
+    found = d.workload(rng)
+    if not found or not wname(found[1]):
+        return None
+    i, w = found
+    choice = rng.randrange(4)
+    if choice == 0:
+        w["image"] = Raw("!!binary aGVsbG8=", b"hello")
+        where = f"workloads[{i}].image"
+    elif choice == 1:
+        w["env"] = Raw("!!set {a, b}", {"a", "b"})
+        where = f"workloads[{i}].env"
+    elif choice == 2:
+        w["replicas"] = Raw("0" + str(rng.randint(10, 77)).replace("8", "1").replace("9", "2"), 0)
+        where = f"workloads[{i}].replicas"
+    else:
+        depth = rng.randint(33, 60)
+        w["args"] = Raw("[" * depth + "]" * depth, None)
+        where = "workloads"
+    return Mutation(
+        "crash",
+        "hostile-yaml",
+        True,
+        ((where,),),
+        text_only=True,
+        structural=True,
+        writes=(where,),
+        unreadable=choice == 3,  # too deep to read on: nothing else can be reported
+    )

@@ -1,0 +1,118 @@
+"""Credentials in plain places: refused, with the command that stores them as secrets.
+
+A plain env value or argument reaches the Deployment, the state, `plan.json` and the preview
+comment as written. Only `secure:` env values (and `secretEnv`) travel as Kubernetes Secrets, so a
+value that looks like a credential anywhere else is refused. Values are never shown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from components.config import formats
+from components.config.model import NAMESPACE
+from components.config.parse import Context
+from components.config.schema import WorkloadSpec
+from components.config.source import KNOWN_KEYS
+
+# Words of an env or flag name (split at `_`, `-`, `.`) that name a credential. Whole words, so
+# TOKENIZERS_PARALLELISM and --max-num-batched-tokens are not credentials.
+CREDENTIAL_WORDS = frozenset(
+    {"TOKEN", "SECRET", "KEY", "APIKEY", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS"}
+)
+# Suffixes that name one glued to another word (HFTOKEN, DBPASSWORD, OPENAIAPIKEY).
+CREDENTIAL_SUFFIXES = ("TOKEN", "SECRET", "APIKEY", "PASSWORD")
+# `$(NAME)`: Kubernetes expands it from the container's env (dependent environment variables),
+# so it references a secret instead of holding one.
+_REFERENCE = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_.-]*\)")
+
+
+def names_a_credential(name: str) -> bool:
+    words = [w for w in re.split(r"[_\-.]+", name.upper()) if w]
+    return any(w in CREDENTIAL_WORDS or w.endswith(CREDENTIAL_SUFFIXES) for w in words)
+
+
+def _holds_a_value(value: str) -> bool:
+    """Whether a value could be a credential: not empty, not only `$(NAME)` references."""
+    return bool(_REFERENCE.sub("", value).strip())
+
+
+def _secret_fix(i: int, name: str) -> str:
+    return f"pulumi config set --path --secret '{NAMESPACE}:workloads[{i}].env.{name}' <value>"
+
+
+def env_problems(i: int, w: WorkloadSpec, ctx: Context) -> list[str]:
+    """Plain env values named like credentials (HF_TOKEN, OPENAI_API_KEY, DB_PASSWORD)."""
+    problems = []
+    for name, value in w.env.items():
+        path = formats.join(f"workloads[{i}].env", name)
+        if ctx.is_secret(path) or not names_a_credential(name) or not _holds_a_value(value):
+            continue
+        problems.append(
+            f"{path}: named like a credential but stored in plain text, so it would sit in the "
+            "stack file, the Deployment, the state and every preview. Store it as a secret: "
+            f"`{_secret_fix(i, name)}` (the program then passes it through a Kubernetes Secret)."
+        )
+    return problems
+
+
+def _flag_name(arg: str) -> str | None:
+    if not arg.startswith("--") or len(arg) <= 2:
+        return None
+    return arg[2:].split("=", 1)[0]
+
+
+def arg_problems(i: int, w: WorkloadSpec) -> list[str]:
+    """A literal value after a credential flag (`--api-key sk-...`, `--hf-token=hf_...`) in
+    `command` or `args`. `--hf-token $(HF_TOKEN)` references an env value instead: accepted."""
+    problems = []
+    for field in ("command", "args"):
+        items = list(getattr(w, field))
+        for j, arg in enumerate(items):
+            flag = _flag_name(arg)
+            if flag is None or not names_a_credential(flag):
+                continue
+            if "=" in arg:
+                value, where = arg.split("=", 1)[1], j
+            elif j + 1 < len(items) and not items[j + 1].startswith("--"):
+                value, where = items[j + 1], j + 1
+            else:
+                continue  # a bare flag (vLLM's `--hf-token` alone uses the login's token)
+            if not _holds_a_value(value):
+                continue
+            env = re.sub(r"[^A-Z0-9]+", "_", flag.upper())
+            problems.append(
+                f"workloads[{i}].{field}[{where}]: the value of --{flag} is written in plain "
+                "text, so it would sit in the Deployment, the state and every preview (and the "
+                "summary could not tell a key is set). Store it as a secret env value, "
+                f"`{_secret_fix(i, env)}`, and write `--{flag}=$({env})` here: Kubernetes "
+                "expands it from the env."
+                + (
+                    " For vLLM's own key, drop --api-key: the stack generates one and requires it "
+                    "on every path (apiKey)."
+                    if flag == "api-key"
+                    else ""
+                )
+            )
+    return problems
+
+
+def secret_env_target_problems(i: int, w: WorkloadSpec, kubeconfig_key: str | None) -> list[str]:
+    """secretEnv naming the stack's own config keys: `cluster` (or the key cluster.kubeconfig
+    names) holds the cluster's credentials, which a pod must never get."""
+    problems = []
+    for env_name, key in w.secret_env.items():
+        where = formats.join(f"workloads[{i}].secretEnv", env_name)
+        if key == kubeconfig_key or key == "cluster":
+            problems.append(
+                f"{where}: {key!r} holds the cluster's kubeconfig: handing it to a pod gives "
+                "everything in that pod the credentials the stack deploys with. Point secretEnv "
+                "at a key of its own (`pulumi config set --secret gke-gpu:<key> <value>`)."
+            )
+        elif key in KNOWN_KEYS:
+            problems.append(
+                f"{where}: {key!r} is the stack's own {key} config, not a secret value. Point "
+                "secretEnv at a key of its own (`pulumi config set --secret gke-gpu:<key> "
+                "<value>`)."
+            )
+    return problems

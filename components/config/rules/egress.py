@@ -1,0 +1,45 @@
+"""Where each workload's pods may connect (workloads[].egress), and who runs them: the CIDR checks
+and the derived defaults components/egress.py and components/workload.py build on."""
+
+from __future__ import annotations
+
+from components.config import defaults
+from components.config.formats import is_vllm_image
+from components.config.model import Egress
+from components.config.parse import Context
+from components.config.rules.pools import cidr_problems
+from components.config.schema import WorkloadSpec
+
+
+def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> list[str]:
+    """Every destinationRanges entry is a CIDR block (a NetworkPolicy ipBlock.cidr)."""
+    return cidr_problems(
+        f"workloads[{i}].egress.destinationRanges", w.egress.destination_ranges, ctx
+    )
+
+
+def downloads_model(w: WorkloadSpec) -> bool:
+    """A vLLM server without a modelCache fetches its weights from the Hugging Face Hub at start
+    (HTTPS), unless told to stay offline (HF_HUB_OFFLINE, huggingface_hub constants.py)."""
+    offline = w.env.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    return is_vllm_image(w.image) and w.model_cache is None and not offline
+
+
+def resolve(w: WorkloadSpec) -> Egress:
+    """The egress a workload gets. A NetworkPolicy selects by address, never by host name, so the
+    Hub and Cloud Storage (storage.googleapis.com, read by the modelCache's FUSE sidecar inside
+    the pod) both mean HTTPS to public addresses; the sidecar also fetches its Workload Identity
+    token from the GKE metadata server (gcsfuse uses Application Default Credentials unless the
+    driver hands it a token socket: GoogleCloudPlatform/gcs-fuse-csi-driver pkg/sidecar_mounter/
+    sidecar_mounter_config.go at 000a69c0, prepareConfigFile)."""
+    derived = downloads_model(w) or w.model_cache is not None
+    return Egress(
+        internet=derived if w.egress.internet is None else w.egress.internet,
+        metadata_server=w.model_cache is not None,
+        destination_ranges=tuple(w.egress.destination_ranges),
+    )
+
+
+def run_as_user(w: WorkloadSpec) -> int:
+    """runAsUser, or the non-root default (defaults.RUN_AS_USER)."""
+    return defaults.RUN_AS_USER if w.run_as_user is None else w.run_as_user

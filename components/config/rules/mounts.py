@@ -1,0 +1,45 @@
+"""Mount paths: each path of a container once. The API server refuses a pod whose container mounts
+two volumes at one path (`mountPath: Invalid value: ...: must be unique`, Kubernetes
+pkg/apis/core/validation `ValidateVolumeMounts`), so `pulumi up` would fail at the workload after
+the cluster and its GPU nodes were created; here it fails before anything is."""
+
+from __future__ import annotations
+
+import posixpath
+
+from components.config.schema import WorkloadSpec
+
+# Paths the program mounts in workload containers itself (components/workload.py): shared memory
+# for the model server, and what stays writable under the read-only root filesystem.
+SHM_PATH = "/dev/shm"
+TMP_PATH = "/tmp"
+HOME_PATH = "/home/gke-gpu"
+PROGRAM_MOUNTS = {
+    SHM_PATH: "the shared-memory volume the program mounts for the model server",
+    TMP_PATH: "the writable /tmp the program mounts (the root filesystem is read-only)",
+}
+
+
+def problems(i: int, w: WorkloadSpec) -> list[str]:
+    path = f"workloads[{i}]"
+    taken = dict(PROGRAM_MOUNTS)
+    if w.cache is None and "HOME" not in w.env and "HOME" not in w.secret_env:
+        taken[HOME_PATH] = "the writable HOME the program mounts (the root filesystem is read-only)"
+    found = []
+    for key, value in (
+        ("cache.path", w.cache.path if w.cache else None),
+        ("storage.mountPath", w.storage.mount_path if w.storage else None),
+        ("modelCache.mountPath", w.model_cache.mount_path if w.model_cache else None),
+    ):
+        if value is None:
+            continue
+        normal = posixpath.normpath(value)
+        if normal in taken:
+            found.append(
+                f"{path}.{key}: {value} is already the mount path of {taken[normal]}; a "
+                "container mounts one volume per path (the API server refuses the pod). Pick "
+                "another path."
+            )
+        else:
+            taken[normal] = f"{path}.{key}"
+    return found

@@ -1,0 +1,193 @@
+"""Reading a stack file's YAML the way the Pulumi CLI does, and refusing what would hang, crash
+or be read differently by it, fast and with the line and key path.
+
+The CLI reads stack files with Go's gopkg.in/yaml.v3 and hands the program JSON. So:
+- only JSON's types: `!!binary`, `!!set`, `!!omap`, `!!pairs` and custom tags (`!foo`) have no
+  JSON form and are refused;
+- aliases are expanded: a 1 KB "billion laughs" file expands to millions of nodes, so the
+  expanded size is bounded (yaml.v3 bounds it too: decode.go `allowedAliasRatio`, "document
+  contains excessive aliasing");
+- nesting is bounded (the composer is recursive: Python would crash with RecursionError);
+- integers: yaml.v3 `resolve` strips `_` and parses with Go's `strconv.ParseInt(plain, 0, 64)`
+  (gopkg.in/yaml.v3 resolve.go, case 'D', 'S'), so `010` is octal 8 there, while YAML 1.2 (and
+  this reader) says 10. Such plain scalars are refused; `0x10`, `0o10`, `0b10` and `1_000` are
+  read alike by both (16, 8, 2, 1000) and accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from components.config.formats import join
+from components.config.model import NAMESPACE
+
+# A stack file holds config, not data: the largest in this repository is under 5 KB. Larger
+# files are refused before parsing, which in pure Python takes ~2 s per MiB of small nodes.
+MAX_FILE_BYTES = 1024 * 1024
+# Nodes after expanding aliases (each scalar, list and mapping counts once).
+MAX_EXPANDED_NODES = 100_000
+# Levels of nesting below the document (prod's deepest value is 5 levels down).
+MAX_DEPTH = 32
+
+_TAG = "tag:yaml.org,2002:"
+JSON_TAGS = frozenset(
+    _TAG + name for name in ("str", "int", "float", "bool", "null", "map", "seq", "merge")
+)
+# Implicit timestamps (`2024-01-01`) stay strings (see source._yaml); yaml.v3 does the same when
+# decoding into interface{}.
+TIMESTAMP_TAG = _TAG + "timestamp"
+# A plain scalar yaml.v3 reads as an octal number (a leading 0 followed by a digit or `_`).
+GO_OCTAL = re.compile(r"[-+]?0[0-9_]+")
+DEEP = (
+    f"nested more than {MAX_DEPTH} levels deep. No gke-gpu key nests that deep; check the "
+    "brackets and indentation."
+)
+NO_JSON = "has no JSON form, and the Pulumi CLI passes config to the program as JSON"
+
+
+@dataclass
+class _Walk:
+    filename: str
+    problems: list[str] = field(default_factory=list)
+    sizes: dict[int, int] = field(default_factory=dict)
+    fatal: bool = False
+    """Too deep or too big to construct; tag and number problems leave the document readable."""
+
+    def add(self, node: Node, path: str, message: str) -> None:
+        """`path: message (file line L, column C)`: the key path first, as every problem."""
+        mark = node.start_mark
+        line = f"{self.filename} line {mark.line + 1}, column {mark.column + 1}"
+        self.problems.append(f"{path}: {message} ({line})" if path else f"{line}: {message}")
+
+    def size(self, node: Node, path: str, depth: int) -> int:
+        """Nodes under `node` with aliases expanded; each anchored node is measured once."""
+        known = self.sizes.get(id(node))
+        if known is not None:
+            return known
+        if depth > MAX_DEPTH:
+            self.add(node, path, DEEP)
+            self.fatal = True
+            self.sizes[id(node)] = 1
+            return 1
+        total = 1
+        if isinstance(node, ScalarNode):
+            self.scalar(node, path)
+        elif isinstance(node, SequenceNode):
+            self.tag(node, path, _TAG + "seq")
+            for i, item in enumerate(node.value):
+                total += self.size(item, join(path, i) if path else f"[{i}]", depth + 1)
+        elif isinstance(node, MappingNode):
+            self.tag(node, path, _TAG + "map")
+            for key, value in node.value:
+                name = key.value if isinstance(key, ScalarNode) else "?"
+                total += self.size(key, path, depth + 1)
+                total += self.size(value, _child(path, name), depth + 1)
+        self.sizes[id(node)] = total
+        return total
+
+    def tag(self, node: Node, path: str, expected: str) -> None:
+        tag = str(node.tag)
+        if tag != expected and tag not in JSON_TAGS:
+            self.add(node, path, f"the tag {_short(tag)} {NO_JSON}. Remove the tag.")
+
+    def scalar(self, node: ScalarNode, path: str) -> None:
+        tag = str(node.tag)
+        if tag not in JSON_TAGS and tag != TIMESTAMP_TAG:
+            self.add(
+                node,
+                path,
+                f"the tag {_short(tag)} {NO_JSON}. Remove the tag (a text value needs none; "
+                "quote it if it looks like a number).",
+            )
+        elif node.style is None and tag == _TAG + "int" and GO_OCTAL.fullmatch(node.value):
+            digits = node.value.replace("_", "")
+            decimal, octal = int(digits), go_octal(digits)
+            if octal is not None and octal != decimal:
+                self.add(
+                    node,
+                    path,
+                    f"{node.value} has a leading zero: the Pulumi CLI reads it as octal {octal} "
+                    f"(Go's YAML reader), this plan as {decimal}. Write the number you mean "
+                    f"without the leading zero, or quote it ('{node.value}') if it is text.",
+                )
+
+
+def _short(tag: str) -> str:
+    return tag.replace(_TAG, "!!")
+
+
+def _child(path: str, name: object) -> str:
+    """Key paths as the other messages write them: `workloads[0].replicas` for gke-gpu keys."""
+    if path == "config" and isinstance(name, str) and name.startswith(NAMESPACE + ":"):
+        return name.partition(":")[2]
+    return join(path, str(name)) if path else str(name)
+
+
+def go_octal(digits: str) -> int | None:
+    """What `strconv.ParseInt(digits, 0, 64)` gives for a leading-zero number, or None when it
+    fails (an 8 or 9 among the digits: yaml.v3 then reads the same decimal as a float)."""
+    sign = -1 if digits.startswith("-") else 1
+    try:
+        return sign * int(digits.lstrip("+-"), 8)
+    except ValueError:
+        return None
+
+
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"\\]|\\.)*\"")
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def too_deep_at(text: str) -> int | None:
+    """Where `[`/`{` nesting outside quotes first goes deeper than MAX_DEPTH (an offset), or None.
+    The parser looks ahead over a whole flow collection before composing it (~10 µs per
+    bracket), so a file of half a million brackets is refused from its text first."""
+    blanked = _QUOTED.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    depth = 0
+    for match in _BRACKETS.finditer(blanked):
+        depth = depth + 1 if match.group() in "[{" else max(depth - 1, 0)
+        if depth > MAX_DEPTH:
+            return match.start()
+    return None
+
+
+def _top_key(text: str, offset: int) -> str:
+    """The config key (`workloads`, `gcp:project`) whose value holds `offset`."""
+    keys = re.findall(r"^  ([^\s#][^:\n]*:[^:\s]+):", text[:offset], re.MULTILINE)
+    return keys[-1].removeprefix(NAMESPACE + ":") if keys else ""
+
+
+def compose(yaml: YAML, text: str, filename: str) -> tuple[Node | None, list[str]]:
+    """The document's node graph (None when it must not be constructed: too deep, or aliases
+    that expand too far) and every problem found in it. Nothing is constructed yet, so an alias
+    bomb costs only its own size here."""
+    offset = too_deep_at(text)
+    if offset is not None:
+        line = text.count("\n", 0, offset) + 1
+        key = _top_key(text, offset)
+        where = f"{filename} line {line}"
+        return None, [f"{key}: {DEEP} ({where})" if key else f"{where}: {DEEP}"]
+    try:
+        node = yaml.compose(text)
+    except RecursionError:
+        return None, [f"{filename}: {DEEP}"]
+    if not isinstance(node, MappingNode):
+        return node, []  # not a stack file at all: source.read_stack_file says so, unexpanded
+    walk = _Walk(filename)
+    total = walk.size(node, "", 0)
+    if total > MAX_EXPANDED_NODES:
+        walk.fatal = True
+        walk.problems.append(
+            f"{filename}: its aliases (*name) expand to {total:,} values, over the "
+            f"{MAX_EXPANDED_NODES:,} a stack file may hold (the Pulumi CLI refuses excessive "
+            "aliasing too). Write the values out, or use fewer aliases."
+        )
+    return (None if walk.fatal else node), walk.problems
+
+
+def constructed(yaml: YAML, node: Node) -> Any:
+    return yaml.constructor.construct_document(node)

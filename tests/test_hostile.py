@@ -1,0 +1,189 @@
+"""Hostile stack files end in a clear error, fast: exit 2, a key path, no traceback, in < 5 s.
+
+Each case runs the real `python -m tools.render` (what CI and a user run) on a stack file an
+attacker or a slip of the keyboard could write. Each case is timed on its own.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.config import ConfigError
+from components.config.source import read_stack_file
+from tests.conftest import MINIMAL, ROOT, Run
+
+HEAD = "config:\n  gcp:project: acme-ml-dev\n  gcp:region: us-central1\n"
+WORKLOAD = (
+    "  gke-gpu:workloads:\n"
+    "    - name: llm\n"
+    "      image: vllm/vllm-openai:v0.29.0\n"
+    "      gpu: {type: nvidia-l4, count: 1}\n"
+    "      cache: {size: 30Gi}\n"
+)
+LIMIT_SECONDS = 5.0
+
+
+def _alias_bomb() -> str:
+    """~1 KB that expands to 9^10 values (a "billion laughs")."""
+    lines = ["  gke-gpu:namespace: &a [x, x, x, x, x, x, x, x, x]"]
+    previous = "a"
+    for name in "bcdefghij":
+        lines.append(f"  x-{name}:y: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
+        previous = name
+    return "\n".join(lines) + "\n"
+
+
+# name -> (stack file body after the project and region, text every message must contain)
+CASES: dict[str, tuple[str, str]] = {
+    "alias-bomb": (_alias_bomb(), "aliases (*name) expand to"),
+    "deep-list": ("  gke-gpu:workloads: " + "[" * 5000 + "]" * 5000 + "\n", "workloads"),
+    "unclosed-list": ("  gke-gpu:workloads: " + "[" * 400_000 + "\n", "workloads"),
+    "deep-but-parseable": ("  gke-gpu:workloads: " + "[" * 40 + "]" * 40 + "\n", "workloads"),
+    "binary-tag": (WORKLOAD + "      env: {A: !!binary aGVsbG8=}\n", "workloads[0].env.A"),
+    "set-tag": (WORKLOAD + "      env: !!set {a, b}\n", "workloads[0].env"),
+    "custom-tag": (WORKLOAD + "      args: [!python/object x]\n", "workloads[0].args[0]"),
+    "octal-replicas": (WORKLOAD + "      replicas: 010\n", "workloads[0].replicas"),
+    "big-file": (WORKLOAD + "      env: {BIG: " + "x" * 2_000_000 + "}\n", "Pulumi.hostile"),
+    "duplicate-mount": (
+        WORKLOAD.replace("cache: {size: 30Gi}", "cache: {size: 30Gi, path: /dev/shm}"),
+        "workloads[0].cache.path",
+    ),
+    "secret-env-kubeconfig": (
+        "  gke-gpu:cluster: {mode: existing, kubeconfig: kubeconfig}\n"
+        "  gke-gpu:kubeconfig:\n    secure: v1:AAAA\n"
+        "  gke-gpu:workloads:\n"
+        "    - {name: job, kind: Job, image: 'cuda:12', nodeSelector: {gpu: 'true'},\n"
+        "       secretEnv: {KUBECONFIG: kubeconfig}}\n",
+        "workloads[0].secretEnv.KUBECONFIG",
+    ),
+    "plain-token": (WORKLOAD + "      env: {HF_TOKEN: hf_PLAINTOKEN123}\n", "workloads[0].env"),
+    "literal-api-key": (
+        WORKLOAD + "      args: [Qwen/Qwen2.5-7B-Instruct, --api-key, sk-PLAINKEY123]\n",
+        "workloads[0].args[2]",
+    ),
+}
+# Values that must never be echoed back.
+NEVER_SHOWN = ("hf_PLAINTOKEN123", "sk-PLAINKEY123", "v1:AAAA")
+
+
+@dataclass
+class Result:
+    code: int
+    output: str
+    seconds: float
+
+
+def _render(directory: Path, name: str, body: str) -> Result:
+    path = directory / f"Pulumi.hostile-{name}.yaml"
+    path.write_text(HEAD + body)
+    command = [sys.executable, "-m", "tools.render", f"hostile-{name}", "--stack-file", str(path)]
+    command += ["--out", str(directory / name)]
+    start = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    return Result(done.returncode, done.stdout + done.stderr, time.monotonic() - start)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
+    """One process per case, one after the other, so each time is the case's own."""
+    directory = tmp_path_factory.mktemp("hostile")
+    return {name: _render(directory, name, body) for name, (body, _) in CASES.items()}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_hostile_input_is_refused_fast_with_a_key_path(
+    results: dict[str, Result], name: str
+) -> None:
+    result, where = results[name], CASES[name][1]
+    assert result.code == 2, (
+        f"{name}: a config problem exits 2 (CI tells it from a crash, 1), got {result.code}:\n"
+        f"{result.output[-2000:]}"
+    )
+    assert "Traceback" not in result.output, f"{name}: the user gets a message, not a traceback"
+    assert where in result.output, f"{name}: the message names {where!r}:\n{result.output[:2000]}"
+    assert result.seconds < LIMIT_SECONDS, (
+        f"{name}: took {result.seconds:.1f} s; hostile input must not stall a CI run"
+    )
+    for value in NEVER_SHOWN:
+        assert value not in result.output, f"{name}: a credential was echoed back"
+
+
+@pytest.mark.parametrize(
+    ("text", "go_reads"),
+    # gopkg.in/yaml.v3 resolve.go: `_` stripped, then strconv.ParseInt(plain, 0, 64).
+    [("0x10", 16), ("0o10", 8), ("0b10", 2), ("1_000", 1000), ("+10", 10), ("08", 8)],
+)
+def test_integer_forms_are_read_as_the_pulumi_cli_reads_them(
+    tmp_path: Path, text: str, go_reads: int
+) -> None:
+    path = tmp_path / "Pulumi.int.yaml"
+    path.write_text(f"config:\n  gke-gpu:namespace: {text}\n")
+    value = read_stack_file(path).config["gke-gpu:namespace"]
+    assert value == go_reads, (
+        f"{text}: the Pulumi CLI reads {go_reads}; the offline plan must read the same ({value})"
+    )
+
+
+def _engine_workload(env: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **MINIMAL,
+        "gke-gpu:workloads": [
+            {"name": "llm", "image": "vllm/vllm-openai:v0.29.0", "cache": {"size": "30Gi"}}
+            | {"gpu": {"type": "nvidia-l4", "count": 1}, "env": env}
+        ],
+    }
+
+
+def test_an_oversized_value_from_outside_the_stack_file_is_refused_by_path(run: Run) -> None:
+    """Config from an ESC environment never passes through the stack-file reader: the program
+    checks sizes on what the engine hands over."""
+    config = _engine_workload({"BIG": "x" * 2_000_000})
+    with pytest.raises(ConfigError) as info:
+        run(config, secret_keys=("gke-gpu:workloads",))
+    (problem,) = info.value.problems
+    assert problem.startswith("workloads[0].env.BIG: workloads[0] adds up to 1.9 MiB"), problem
+    assert "xxxx" not in problem, "a big value may be a secret: it is never shown"
+
+
+def test_a_deeply_nested_value_from_the_engine_is_refused_by_key(run: Run) -> None:
+    # As the engine passes it: JSON text (json.dumps itself could not write it).
+    config = {**MINIMAL, "gke-gpu:workloads": "[" * 5000 + '"x"' + "]" * 5000}
+    with pytest.raises(ConfigError) as info:
+        run(config)
+    assert info.value.problems == [
+        "workloads: nested more than 32 levels deep. No gke-gpu key nests that deep; check the "
+        "brackets and indentation."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"cache": {"size": "30Gi", "path": "/tmp"}}, "workloads[0].cache.path: /tmp is already"),
+        (
+            {"cache": None, "modelCache": {"bucket": "acme-models", "mountPath": "/home/gke-gpu/"}},
+            "workloads[0].modelCache.mountPath: /home/gke-gpu/ is already",
+        ),
+    ],
+    ids=["cache-on-tmp", "model-cache-on-home"],
+)
+def test_a_mount_path_the_program_uses_is_refused_before_anything_is_created(
+    run: Run, change: dict[str, Any], where: str
+) -> None:
+    """The API server refuses two mounts at one path only when the pod is created: after the
+    cluster and its GPU nodes are up. The config check says so first."""
+    config = _engine_workload({})
+    workload = config["gke-gpu:workloads"][0]
+    workload.update(change)
+    if workload.get("cache") is None:
+        workload.pop("cache")
+    with pytest.raises(ConfigError) as info:
+        run(config)
+    assert any(p.startswith(where) for p in info.value.problems), info.value.problems

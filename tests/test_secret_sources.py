@@ -1,0 +1,160 @@
+"""Secrets stay secret wherever config comes from: a Pulumi ESC environment, `--config-file`.
+
+The engine marks a key secret when a `secure:` leaf (or an ESC secret) is anywhere inside, and
+hands the whole key over decrypted (pulumi/pulumi sdk/go/common/resource/config `Map.Decrypt`).
+The program learns which leaves were secure only from the stack file beside it, and only when
+the run's config is that file's. These tests drive the real program the way the engine does in
+those cases: the config it hands over is not what the stack file says.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from components.config import ConfigError
+from tests.conftest import DEPLOYMENT, MINIMAL
+from tools import render
+from tools.engine import Recording, run_program
+
+TOKEN = "hf_ESCSECRETTOKEN987"
+CIPHERTEXT = "v1:c2VjcmV0IGNpcGhlcnRleHQ=abc"
+STACK_FILE = """\
+config:
+  gcp:project: acme-ml-test
+  gcp:region: us-central1
+  gke-gpu:workloads:
+    - name: llm
+      image: vllm/vllm-openai:v0.29.0
+      gpu: {type: nvidia-l4, count: 1}
+      cache: {size: 30Gi}
+      env:
+        LOG_LEVEL: info
+"""
+
+
+def _engine_config(env: dict[str, str]) -> dict[str, Any]:
+    """The config the engine hands over: the stack file's workload with `env` merged in."""
+    workload = {
+        "name": "llm",
+        "image": "vllm/vllm-openai:v0.29.0",
+        "gpu": {"type": "nvidia-l4", "count": 1},
+        "cache": {"size": "30Gi"},
+        "env": {"LOG_LEVEL": "info", **env},
+    }
+    return {**MINIMAL, "gke-gpu:workloads": [workload]}
+
+
+def _env(recording: Recording) -> dict[str, Any]:
+    (deployment,) = recording.of_type(DEPLOYMENT, outside_gates=True)
+    container = deployment.inputs["spec"]["template"]["spec"]["containers"][0]
+    return {e["name"]: e for e in container["env"]}
+
+
+def _everything_plain(recording: Recording, stack: str) -> str:
+    """Every resource input, stack output and offline-plan artifact, as text."""
+    plan = render.Plan.of(stack, recording, ("gke-gpu:workloads",))
+    return json.dumps(
+        [
+            [r.inputs for r in recording.resources],
+            recording.stack_outputs,
+            render.plan_document(plan),
+            plan.manifests,
+        ],
+        default=str,
+    )
+
+
+def _run(tmp_path: Path, stack_file: str, env: dict[str, str]) -> Recording:
+    path = tmp_path / "Pulumi.esc.yaml"
+    path.write_text(stack_file)
+    return run_program(
+        _engine_config(env), stack="esc", secret_keys=("gke-gpu:workloads",), stack_file=path
+    )
+
+
+def test_config_from_an_esc_environment_is_all_secret(tmp_path: Path) -> None:
+    recording = _run(
+        tmp_path, "environment:\n  - acme/llm-prod\n" + STACK_FILE, {"HF_TOKEN": TOKEN}
+    )
+    env = _env(recording)
+    assert "valueFrom" in env["HF_TOKEN"], (
+        "HF_TOKEN came from an ESC environment, which the stack file cannot show: it must be "
+        "read from the Kubernetes Secret, not written into the Deployment"
+    )
+    assert "valueFrom" in env["LOG_LEVEL"], (
+        "with an environment imported, the stack file cannot prove any leaf was plain: fail closed"
+    )
+    assert TOKEN not in _everything_plain(recording, "esc"), (
+        "the ESC secret must not reach any plain input, output, plan.json or manifest"
+    )
+
+
+def test_a_differing_config_file_makes_every_value_secret(tmp_path: Path) -> None:
+    """`pulumi up --config-file other.yaml`: the engine's config is other.yaml's, the file beside
+    the program is Pulumi.<stack>.yaml, which shows no secure leaf at all."""
+    recording = _run(tmp_path, STACK_FILE, {"HF_TOKEN": TOKEN})
+    assert "valueFrom" in _env(recording)["HF_TOKEN"], (
+        "the engine marked workloads secret and the stack file does not match what it handed "
+        "over: which leaf was secret is unknown, so each env value is read from the Secret"
+    )
+    assert TOKEN not in _everything_plain(recording, "esc")
+
+
+def test_a_plain_value_in_the_file_that_differs_from_the_engines_is_not_trusted(
+    tmp_path: Path,
+) -> None:
+    """The file says HF_TOKEN is a plain placeholder; the engine hands over a real token (an
+    environment or another config file overrides it): the file proves nothing about it."""
+    stack_file = STACK_FILE + "        HF_TOKEN: placeholder\n        OTHER:\n"
+    stack_file += f"          secure: {CIPHERTEXT}\n"
+    recording = _run(tmp_path, stack_file, {"HF_TOKEN": TOKEN, "OTHER": "x"})
+    assert "valueFrom" in _env(recording)["HF_TOKEN"], (
+        "a value the stack file shows as plain but the engine hands over differently must be "
+        "treated as secret"
+    )
+    assert TOKEN not in _everything_plain(recording, "esc")
+
+
+def test_when_the_file_matches_only_its_secure_leaves_are_secret(tmp_path: Path) -> None:
+    stack_file = STACK_FILE + f"        HF_TOKEN:\n          secure: {CIPHERTEXT}\n"
+    recording = _run(tmp_path, stack_file, {"HF_TOKEN": TOKEN})
+    env = _env(recording)
+    assert "valueFrom" in env["HF_TOKEN"], "the secure leaf is read from the Secret"
+    assert env["LOG_LEVEL"] == {"name": "LOG_LEVEL", "value": "info"}, (
+        "the run's config is the stack file's: its plain values may stay plain and readable"
+    )
+    assert TOKEN not in _everything_plain(recording, "esc")
+
+
+def _problems(config: dict[str, Any]) -> list[str]:
+    try:
+        run_program(config, stack="creds")
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
+def test_settings_named_like_tokens_are_not_taken_for_credentials() -> None:
+    """Whole words only: Hugging Face's TOKENIZERS_PARALLELISM and vLLM's token-count flags are
+    settings, and an `$(ENV)` reference after a credential flag holds no credential."""
+    config = _engine_config({"TOKENIZERS_PARALLELISM": "false", "MAX_TOKENS": "512"})
+    config["gke-gpu:workloads"][0]["args"] = [
+        "Qwen/Qwen2.5-7B-Instruct",
+        "--max-num-batched-tokens",
+        "8192",
+        "--hf-token=$(HF_TOKEN)",
+    ]
+    assert _problems(config) == [], "settings must not be refused as credentials"
+
+
+def test_a_plain_credential_is_refused_with_the_command_that_stores_it_as_a_secret() -> None:
+    config = _engine_config({"OPENAI_API_KEY": "sk-PLAINVALUE"})
+    (problem,) = _problems(config)
+    assert problem.startswith("workloads[0].env.OPENAI_API_KEY: named like a credential"), problem
+    assert (
+        "pulumi config set --path --secret 'gke-gpu:workloads[0].env.OPENAI_API_KEY' <value>"
+        in problem
+    ), "the message carries the command that fixes it"
+    assert "sk-PLAINVALUE" not in problem, "the value is never shown"

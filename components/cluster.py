@@ -92,7 +92,7 @@ BINAUTHZ_EVALUATION_MODE = "PROJECT_SINGLETON_POLICY_ENFORCE"
 # longer supported"). Image scanning lives in Artifact Analysis (Artifact Registry) instead.
 SECURITY_POSTURE_MODE = "BASIC"
 # A GCE label on a production cluster (cluster.production): the policy pack's production rules key
-# on it, never on the stack's name (policy/rules.py PRODUCTION_CLUSTER_LABEL).
+# on it, never on the stack's name (policy/rules/props.py PRODUCTION_CLUSTER_LABEL).
 PRODUCTION_LABEL = "gke-gpu-production"
 
 AUTH_PLUGIN_HINT = (

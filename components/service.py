@@ -28,7 +28,7 @@ INTERNAL_ANNOTATION = {"networking.gke.io/load-balancer-type": "Internal"}
 # Address types of a reserved regional address (gcp.compute.Address.address_type).
 ADDRESS_TYPES: dict[str, str] = {"LoadBalancer": "EXTERNAL", "Internal": "INTERNAL"}
 # The production marker on a production stack's Services (cluster.production): the policy pack's
-# production rules read it (policy/rules.py PRODUCTION_LABEL), never the stack's name.
+# production rules read it (policy/rules/props.py PRODUCTION_LABEL), never the stack's name.
 PRODUCTION_LABEL = "gke-gpu/production"
 
 

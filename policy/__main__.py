@@ -1,4 +1,4 @@
-"""CrossGuard entry point: serves policy/rules.py as the pack gke-gpu-policies."""
+"""CrossGuard entry point: serves policy/rules/ as the pack gke-gpu-policies."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pulumi_policy import (
 )
 
 # Pulumi runs this file as a script with policy/ first on sys.path (runpy, __package__ == "");
-# tests and tools import it as policy.__main__. Both must find the same rules module.
+# tests and tools import it as policy.__main__. Both must find the same rules package.
 if __package__:
     from .rules import PRODUCTION_CONFIG_SCHEMA, RULES, Context, Rule, stack_from_urn
 else:

@@ -373,7 +373,7 @@ def test_an_existing_cluster_refuses_the_gke_posture_keys() -> None:
 def test_the_config_and_the_policy_pack_agree_on_the_widest_production_range() -> None:
     rules = importlib.import_module("policy.rules")
     if not hasattr(rules, "MIN_PREFIX_IPV4"):
-        pytest.skip("policy/rules.py does not define MIN_PREFIX_IPV4 yet")
+        pytest.skip("policy/rules/ranges.py does not define MIN_PREFIX_IPV4 yet")
     assert (exposure.MIN_PREFIX_IPV4, exposure.MIN_PREFIX_IPV6) == (
         rules.MIN_PREFIX_IPV4,
         rules.MIN_PREFIX_IPV6,
@@ -383,6 +383,6 @@ def test_the_config_and_the_policy_pack_agree_on_the_widest_production_range() -
 def test_the_cluster_asks_for_the_binary_authorization_mode_the_pack_expects() -> None:
     rules = importlib.import_module("policy.rules")
     if not hasattr(rules, "BINAUTHZ_ENFORCE"):
-        pytest.skip("policy/rules.py has no Binary Authorization rule yet")
+        pytest.skip("policy/rules/production.py has no Binary Authorization rule yet")
     assert cluster_component.BINAUTHZ_EVALUATION_MODE == rules.BINAUTHZ_ENFORCE
     assert cluster_component.SECURITY_POSTURE_MODE in rules.SECURITY_POSTURE_ON

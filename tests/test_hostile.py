@@ -50,7 +50,7 @@ CASES: dict[str, tuple[str, str]] = {
     "set-tag": (WORKLOAD + "      env: !!set {a, b}\n", "workloads[0].env"),
     "custom-tag": (WORKLOAD + "      args: [!python/object x]\n", "workloads[0].args[0]"),
     "octal-replicas": (WORKLOAD + "      replicas: 010\n", "workloads[0].replicas"),
-    "big-file": (WORKLOAD + "      env: {BIG: " + "x" * 2_000_000 + "}\n", "Pulumi.hostile"),
+    "big-file": (WORKLOAD + "      env: {BIG: " + "x" * 2_000_000 + "}\n", "workloads: makes"),
     "duplicate-mount": (
         WORKLOAD.replace("cache: {size: 30Gi}", "cache: {size: 30Gi, path: /dev/shm}"),
         "workloads[0].cache.path",

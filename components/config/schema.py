@@ -96,7 +96,7 @@ class ClusterSpec(Model):
     service_range: GceName | None = None
     node_service_account: Annotated[str, StringConstraints(max_length=254)] | None = None
     dataplane_v2: bool = True  # Standard: GKE Dataplane V2 (NetworkPolicy enforcement)
-    # Marks the stack as production for the policy pack (policy/rules.py), whatever its name;
+    # Marks the stack as production for the policy pack (policy/rules/), whatever its name;
     # the config layer holds it to the production rules (rules/cluster.py production_problems).
     production: bool = False
     # GKE's DNS-based control-plane endpoint: `external` admits user traffic from anywhere (IAM

@@ -180,16 +180,9 @@ def read_stack_file(path: Path) -> StackFile:
     that would hang, crash or be read differently by it (components/config/yaml_guard.py)."""
     guarded: list[str] = []
     try:
-        size = path.stat().st_size
-        if size > yaml_guard.MAX_FILE_BYTES:
-            raise ConfigError(
-                [
-                    f"{path.name}: {size / 2**20:.1f} MiB, over the "
-                    f"{yaml_guard.MAX_FILE_BYTES // 2**20} MiB a stack file may hold. It holds "
-                    "config, not data: move large values (prompts, files) into the image or a "
-                    "bucket."
-                ]
-            )
+        too_big = yaml_guard.oversized(path)
+        if too_big is not None:
+            raise ConfigError([too_big])
         yaml = _yaml()
         node, guarded = yaml_guard.compose(yaml, path.read_text(encoding="utf-8"), path.name)
         if guarded and node is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -159,6 +160,34 @@ def _top_key(text: str, offset: int) -> str:
     """The config key (`workloads`, `gcp:project`) whose value holds `offset`."""
     keys = re.findall(r"^  ([^\s#][^:\n]*:[^:\s]+):", text[:offset], re.MULTILINE)
     return keys[-1].removeprefix(NAMESPACE + ":") if keys else ""
+
+
+def largest_top_key(text: str) -> str:
+    """The config key (`workloads`) whose lines take the most bytes, found without parsing."""
+    starts = [
+        (m.start(), m.group(1).removeprefix(NAMESPACE + ":"))
+        for m in re.finditer(r"^  ([^\s#][^:\n]*:[^:\s]+):", text, re.MULTILINE)
+    ]
+    spans = [
+        (end - start, key)
+        for (start, key), end in zip(starts, [s for s, _ in starts[1:]] + [len(text)], strict=True)
+    ]
+    return max(spans)[1] if spans else ""
+
+
+def oversized(path: Path) -> str | None:
+    """Why a stack file is too big to read, naming its biggest key when it can, or None."""
+    size = path.stat().st_size
+    if size <= MAX_FILE_BYTES:
+        return None
+    # Up to 16 MiB the text is scanned (in milliseconds) for the key that makes it big.
+    key = largest_top_key(path.read_text(encoding="utf-8")) if size <= 16 * MAX_FILE_BYTES else ""
+    where = f"{key}: makes {path.name}" if key else path.name
+    return (
+        f"{where} {size / 2**20:.1f} MiB, over the {MAX_FILE_BYTES // 2**20} MiB a stack file may "
+        "hold. It holds config, not data: move large values (prompts, files) into the image or a "
+        "bucket."
+    )
 
 
 def compose(yaml: YAML, text: str, filename: str) -> tuple[Node | None, list[str]]:

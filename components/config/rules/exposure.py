@@ -80,7 +80,8 @@ DEFAULT_NETWORK = "default"
 # address family (cluster.masterAuthorizedNetworks, workloads[].expose.sourceRanges). A policy
 # of this project, not a GKE limit: a /16 (65,536 IPv4 addresses) or a /48 (one site's IPv6
 # allocation) is already an organisation's whole range; anything wider is usually a typo or a
-# cloud provider's shared range, which admits strangers. policy/rules.py uses the same bounds.
+# cloud provider's shared range, which admits strangers. policy/rules/ranges.py uses the same
+# bounds.
 MIN_PREFIX_IPV4 = 16
 MIN_PREFIX_IPV6 = 48
 
@@ -93,7 +94,7 @@ _IPV4_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
 def _networks(values: list[str] | tuple[str, ...]) -> list[tuple[int, Network]]:
     """The entries that parse as CIDR blocks, with their index (cidr_problems reports the rest).
     An IPv4-mapped IPv6 range (::ffff:a.b.c.d/n) counts as the IPv4 range it names, as in
-    policy/rules.py, so that it cannot carry a wide IPv4 range past the IPv6 bound."""
+    policy/rules/ranges.py, so that it cannot carry a wide IPv4 range past the IPv6 bound."""
     parsed: list[tuple[int, Network]] = []
     for j, value in enumerate(values):
         try:

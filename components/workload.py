@@ -281,10 +281,13 @@ def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> 
         "volumeMounts": mounts,
         **probes(w),
     }
+    # Config from outside the stack file (an ESC environment, --config-file) may hold a secret
+    # in any leaf of a secret key: fail closed on the free-text ones too (config/source.py).
+    text = pulumi.Output.secret if w.secret_args else str
     if w.command:
-        container["command"] = list(w.command)
+        container["command"] = [text(c) for c in w.command]
     if w.args:
-        container["args"] = list(w.args)
+        container["args"] = [text(a) for a in w.args]
     if env:
         container["env"] = env
     if w.port is not None:

@@ -51,6 +51,19 @@ CASES: dict[str, tuple[str, str]] = {
     "custom-tag": (WORKLOAD + "      args: [!python/object x]\n", "workloads[0].args[0]"),
     "octal-replicas": (WORKLOAD + "      replicas: 010\n", "workloads[0].replicas"),
     "big-file": (WORKLOAD + "      env: {BIG: " + "x" * 2_000_000 + "}\n", "workloads: makes"),
+    "values-without-aliases": ("  gke-gpu:workloads: [" + "1," * 520_000 + "1]\n", "workloads"),
+    "string-alias-bomb": (
+        WORKLOAD + '      args: [&a "' + "A" * 20_000 + '"' + ", *a" * 2_000 + "]\n",
+        "aliases (*name) expand to",
+    ),
+    "explicit-int-tag": (WORKLOAD + "      replicas: !!int abc\n", "workloads[0].replicas"),
+    "explicit-bool-tag": (WORKLOAD + "      spot: !!bool maybe\n", "workloads[0].spot"),
+    "quoted-octal-with-tag": (WORKLOAD + "      replicas: !!int '010'\n", "workloads[0].replicas"),
+    "thousands-of-workloads": (
+        "  gke-gpu:workloads:\n"
+        + "".join(f"    - {{name: w{i}, image: 'cuda:12'}}\n" for i in range(3000)),
+        "workloads: 3000 entries",
+    ),
     "duplicate-mount": (
         WORKLOAD.replace("cache: {size: 30Gi}", "cache: {size: 30Gi, path: /dev/shm}"),
         "workloads[0].cache.path",

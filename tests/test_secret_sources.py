@@ -158,3 +158,29 @@ def test_a_plain_credential_is_refused_with_the_command_that_stores_it_as_a_secr
         in problem
     ), "the message carries the command that fixes it"
     assert "sk-PLAINVALUE" not in problem, "the value is never shown"
+
+
+def test_a_token_in_the_command_from_an_environment_is_sent_as_a_secret(tmp_path: Path) -> None:
+    """Fail closed covers the free-text leaves too: an environment may put a secret in `args` or
+    `command` (a login line), and the program cannot tell which leaf it was."""
+    path = tmp_path / "Pulumi.esc.yaml"
+    path.write_text("environment:\n  - acme/llm\n" + STACK_FILE)
+    config = _engine_config({})
+    config["gke-gpu:workloads"][0]["command"] = ["sh", "-c", f"hf auth login --token {TOKEN}"]
+    recording = run_program(
+        config, stack="esc", secret_keys=("gke-gpu:workloads",), stack_file=path
+    )
+    assert TOKEN not in _everything_plain(recording, "esc"), (
+        "a secret in command or args from an environment must not reach the Deployment in clear"
+    )
+
+
+def test_an_environment_that_leaves_the_workloads_as_the_file_has_them_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    """`environment:` imports other keys (a project, a region): the secret key's value is the
+    file's, so the file proves its secure leaves and plain values stay readable."""
+    stack_file = STACK_FILE + f"        HF_TOKEN:\n          secure: {CIPHERTEXT}\n"
+    recording = _run(tmp_path, "environment:\n  - acme/gcp\n" + stack_file, {"HF_TOKEN": TOKEN})
+    assert _env(recording)["LOG_LEVEL"] == {"name": "LOG_LEVEL", "value": "info"}
+    assert "valueFrom" in _env(recording)["HF_TOKEN"]

@@ -134,7 +134,13 @@ class _Load:
             raw_workloads = defaults.default_workloads(self.mode)
         self.workload_specs = parse_list(WorkloadSpec, raw_workloads, "workloads", problems, ctx)
         self.namespace = raw.get("namespace", defaults.DEFAULT_NAMESPACE)
-        problems += names.namespace_problems(self.namespace)
+        if "namespace" in ctx.secret_keys:  # never validated: a message would echo the value
+            problems.add(
+                "gke-gpu:namespace: a secret here makes no sense: a namespace's name is sent to "
+                "the cluster in plain text (not shown here). Store it without --secret."
+            )
+        else:
+            problems += names.namespace_problems(self.namespace)
         self.device_plugin = cluster_rules.device_plugin(
             raw.get("devicePlugin"), self.mode, problems, ctx
         )
@@ -299,6 +305,7 @@ class _Load:
             )
             one = dataclasses.replace(
                 one,
+                secret_args="workloads" in self.ctx.secret_keys and self.ctx.secure_paths is None,
                 expose=exposure.resolve_expose(w, mode),
                 api_key=exposure.api_key(w),
                 run_as_user=egress.run_as_user(w),

@@ -333,6 +333,9 @@ class WorkloadConfig:
     autoscale: Autoscale | None = None
     ephemeral_storage: str | None = None
     """resources.ephemeralStorage: scratch space requested in the container's filesystem."""
+    secret_args: bool = False
+    """The engine marked `workloads` secret and the stack file cannot prove which leaves were
+    (an ESC import, another --config-file): command and args are sent as secrets too."""
 
     @property
     def max_replicas(self) -> int:

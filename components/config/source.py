@@ -147,8 +147,6 @@ class StackFile:
     """Fully-qualified keys holding a `secure:` value anywhere inside (as the engine marks them)."""
     secure_paths: frozenset[str]
     """Paths of the secure leaves inside gke-gpu keys, e.g. workloads[0].env.HF_TOKEN."""
-    imports: bool = False
-    """The file imports Pulumi ESC environments (`environment:`): config also comes from them."""
 
 
 def _is_secure(value: Any) -> bool:
@@ -188,7 +186,13 @@ def read_stack_file(path: Path) -> StackFile:
         if guarded and node is None:
             raise ConfigError(guarded)
         # Tag and number problems leave the document readable: read on, report them all.
-        document = yaml_guard.constructed(yaml, node) if node is not None else None
+        try:
+            document = yaml_guard.constructed(yaml, node) if node is not None else None
+        except (ValueError, KeyError, TypeError):  # a value its tag cannot build
+            raise ConfigError(
+                guarded
+                or [f"{path.name}: a tagged value cannot be read as its tag says. Remove the tag."]
+            ) from None
     except (MarkedYAMLError, YAMLError) as error:
         if guarded:  # e.g. a custom tag (`!foo`) that the constructor cannot build
             raise ConfigError(guarded) from None
@@ -237,9 +241,7 @@ def read_stack_file(path: Path) -> StackFile:
                 paths += found
     if problems:
         raise ConfigError(problems)
-    return StackFile(
-        values, tuple(secret_keys), frozenset(paths), imports=bool(document.get("environment"))
-    )
+    return StackFile(values, tuple(secret_keys), frozenset(paths))
 
 
 def secure_paths(
@@ -247,16 +249,15 @@ def secure_paths(
 ) -> frozenset[str] | None:
     """Paths of the secure leaves of this run's secret keys, or None when the stack file cannot
     prove them. The engine marks a whole key secret and hands it over decrypted; which leaves were
-    `secure:` is known only when the run's config is the stack file's. It is not when the file
-    cannot be read, when it imports a Pulumi ESC environment (`environment:`), or when a secret
-    key's value differs from the file's (`pulumi up --config-file other.yaml`, or an
-    environment overriding it). Then every value of a secret key is treated as secret."""
+    `secure:` is known only when each secret key's value is the stack file's. It is not when the
+    file cannot be read, or when a secret key's value differs from the file's: a Pulumi ESC
+    environment (`environment:`) supplied or overrode part of it, or `pulumi up --config-file
+    other.yaml` ran with other config. Then every value of a secret key is treated as secret. (An
+    environment that leaves the key as the file has it changes nothing secret in it.)"""
     path = Path(os.environ.get(STACK_FILE_ENV) or f"Pulumi.{stack}.yaml")
     try:
         read = read_stack_file(path)
     except (ConfigError, OSError):
-        return None
-    if read.imports:
         return None
     for name in secret_keys:
         key = f"{NAMESPACE}:{name}"

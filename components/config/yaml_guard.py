@@ -24,6 +24,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from components.config import formats
 from components.config.formats import join
 from components.config.model import NAMESPACE
 
@@ -32,6 +33,9 @@ from components.config.model import NAMESPACE
 MAX_FILE_BYTES = 1024 * 1024
 # Nodes after expanding aliases (each scalar, list and mapping counts once).
 MAX_EXPANDED_NODES = 100_000
+# Commas, colons and line breaks in the text, an upper bound of its values read before parsing
+# (the largest stack file in this repository has under 300).
+MAX_SEPARATORS = 20_000
 # Levels of nesting below the document (prod's deepest value is 5 levels down).
 MAX_DEPTH = 32
 
@@ -48,14 +52,17 @@ DEEP = (
     f"nested more than {MAX_DEPTH} levels deep. No gke-gpu key nests that deep; check the "
     "brackets and indentation."
 )
+TYPED_TAGS = frozenset(_TAG + name for name in ("int", "float", "bool", "null"))
 NO_JSON = "has no JSON form, and the Pulumi CLI passes config to the program as JSON"
 
 
 @dataclass
 class _Walk:
     filename: str
+    resolver: Any
     problems: list[str] = field(default_factory=list)
-    sizes: dict[int, int] = field(default_factory=dict)
+    sizes: dict[int, tuple[int, int]] = field(default_factory=dict)
+    aliased: bool = False
     fatal: bool = False
     """Too deep or too big to construct; tag and number problems leave the document readable."""
 
@@ -65,36 +72,46 @@ class _Walk:
         line = f"{self.filename} line {mark.line + 1}, column {mark.column + 1}"
         self.problems.append(f"{path}: {message} ({line})" if path else f"{line}: {message}")
 
-    def size(self, node: Node, path: str, depth: int) -> int:
-        """Nodes under `node` with aliases expanded; each anchored node is measured once."""
+    def size(self, node: Node, path: str, depth: int) -> tuple[int, int]:
+        """(values, characters of text) under `node` with aliases expanded; each anchored node
+        is measured once, so an alias bomb costs its own size here, not its expansion."""
         known = self.sizes.get(id(node))
         if known is not None:
+            self.aliased = True
             return known
         if depth > MAX_DEPTH:
             self.add(node, path, DEEP)
             self.fatal = True
-            self.sizes[id(node)] = 1
-            return 1
-        total = 1
+            self.sizes[id(node)] = (1, 0)
+            return 1, 0
+        values, chars = 1, 0
+        children: list[tuple[Node, str]] = []
         if isinstance(node, ScalarNode):
             self.scalar(node, path)
+            chars = len(node.value)
         elif isinstance(node, SequenceNode):
             self.tag(node, path, _TAG + "seq")
-            for i, item in enumerate(node.value):
-                total += self.size(item, join(path, i) if path else f"[{i}]", depth + 1)
+            children = [
+                (item, join(path, i) if path else f"[{i}]") for i, item in enumerate(node.value)
+            ]
         elif isinstance(node, MappingNode):
             self.tag(node, path, _TAG + "map")
             for key, value in node.value:
                 name = key.value if isinstance(key, ScalarNode) else "?"
-                total += self.size(key, path, depth + 1)
-                total += self.size(value, _child(path, name), depth + 1)
-        self.sizes[id(node)] = total
-        return total
+                children += [(key, path), (value, _child(path, name))]
+        for child, child_path in children:
+            more_values, more_chars = self.size(child, child_path, depth + 1)
+            values, chars = values + more_values, chars + more_chars
+        self.sizes[id(node)] = (values, chars)
+        return values, chars
 
     def tag(self, node: Node, path: str, expected: str) -> None:
         tag = str(node.tag)
         if tag != expected and tag not in JSON_TAGS:
             self.add(node, path, f"the tag {_short(tag)} {NO_JSON}. Remove the tag.")
+
+    def implicit(self, node: ScalarNode) -> str:
+        return _implicit_tag(self.resolver, node)
 
     def scalar(self, node: ScalarNode, path: str) -> None:
         tag = str(node.tag)
@@ -104,6 +121,17 @@ class _Walk:
                 path,
                 f"the tag {_short(tag)} {NO_JSON}. Remove the tag (a text value needs none; "
                 "quote it if it looks like a number).",
+            )
+        elif tag in TYPED_TAGS and self.implicit(node) != tag:
+            # An explicit `!!int abc`, `!!bool maybe`, or a tag on a quoted value: Python's reader
+            # fails on the first (a crash, not a message), and Go's reads quoted numbers its own
+            # way (`!!int "010"` is octal 8 there).
+            self.add(
+                node,
+                path,
+                f"{_short(tag)} {formats.show(node.value)} is not written as a "
+                f"{_short(tag)[2:]} value. Remove the tag (and the quotes, for a number), e.g. "
+                "`replicas: 2`, `spot: true`.",
             )
         elif node.style is None and tag == _TAG + "int" and GO_OCTAL.fullmatch(node.value):
             digits = node.value.replace("_", "")
@@ -116,6 +144,13 @@ class _Walk:
                     f"(Go's YAML reader), this plan as {decimal}. Write the number you mean "
                     f"without the leading zero, or quote it ('{node.value}') if it is text.",
                 )
+
+
+def _implicit_tag(resolver: Any, node: ScalarNode) -> str:
+    """The tag YAML 1.2 gives this scalar without an explicit one (quoted: always str)."""
+    if node.style is not None:
+        return _TAG + "str"
+    return str(resolver.resolve(ScalarNode, node.value, (True, False)))
 
 
 def _short(tag: str) -> str:
@@ -200,20 +235,31 @@ def compose(yaml: YAML, text: str, filename: str) -> tuple[Node | None, list[str
         key = _top_key(text, offset)
         where = f"{filename} line {line}"
         return None, [f"{key}: {DEEP} ({where})" if key else f"{where}: {DEEP}"]
+    separators = text.count(",") + text.count("\n") + text.count(":")
+    if separators > MAX_SEPARATORS:  # composing ~20,000 values takes ~1 s: refuse from the text
+        key = largest_top_key(text)
+        where = f"{key}: makes {filename}" if key else filename
+        return None, [
+            f"{where} hold about {separators:,} values (commas, colons and lines), over the "
+            f"{MAX_SEPARATORS:,} a stack file may hold and far over any stack's config. Write "
+            "fewer values."
+        ]
     try:
         node = yaml.compose(text)
     except RecursionError:
         return None, [f"{filename}: {DEEP}"]
     if not isinstance(node, MappingNode):
         return node, []  # not a stack file at all: source.read_stack_file says so, unexpanded
-    walk = _Walk(filename)
-    total = walk.size(node, "", 0)
-    if total > MAX_EXPANDED_NODES:
+    walk = _Walk(filename, yaml.resolver)
+    values, chars = walk.size(node, "", 0)
+    if values > MAX_EXPANDED_NODES or chars > MAX_FILE_BYTES:
         walk.fatal = True
+        amount = f"{values:,} values and {chars / 2**20:.1f} MiB of text"
+        held = f"its aliases (*name) expand to {amount}" if walk.aliased else f"it holds {amount}"
         walk.problems.append(
-            f"{filename}: its aliases (*name) expand to {total:,} values, over the "
-            f"{MAX_EXPANDED_NODES:,} a stack file may hold (the Pulumi CLI refuses excessive "
-            "aliasing too). Write the values out, or use fewer aliases."
+            f"{filename}: {held}, over the {MAX_EXPANDED_NODES:,} values and "
+            f"{MAX_FILE_BYTES // 2**20} MiB a stack file may hold (the Pulumi CLI refuses "
+            "excessive aliasing too). Write fewer values, or use fewer aliases."
         )
     return (None if walk.fatal else node), walk.problems
 

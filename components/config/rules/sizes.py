@@ -45,11 +45,23 @@ def _too_deep(value: Any) -> bool:
     return False
 
 
+# Items per list key. One stack serves one service (a few workloads and pools); the offline plan
+# takes ~20 ms per workload, so a list of thousands would stall CI for minutes.
+MAX_ITEMS = {"workloads": 50, "nodePools": 50}
+
+
 def size_problems(raw: Mapping[str, Any]) -> list[str]:
     """Each top-level key (and each list item) over MAX_ITEM_BYTES or MAX_DEPTH, named by path.
     Sizes are never shown with values: a big value may be a secret."""
     problems = []
     for key, value in raw.items():
+        limit = MAX_ITEMS.get(key)
+        if limit is not None and isinstance(value, list) and len(value) > limit:
+            problems.append(
+                f"{key}: {len(value)} entries, over the {limit} one stack may hold (one stack "
+                "serves one service). Split them over stacks."
+            )
+            continue
         if _too_deep(value):
             problems.append(f"{key}: {DEEP}")
             continue

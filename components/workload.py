@@ -14,7 +14,7 @@ from components.allocatable import parse_memory
 from components.config import Mode, WorkloadConfig, defaults
 from components.config.formats import is_vllm_image
 from components.config.rules.exposure import API_KEY_ENV
-from components.config.rules.mounts import HOME_PATH, SHM_PATH, TMP_PATH
+from components.config.rules.mounts import HOME_PATH, SHM_PATH, TMP_PATH, mounts_home
 from components.manifest import manifest
 from components.nodepool import gke_pool_name
 
@@ -376,7 +376,7 @@ def writable_mounts(w: WorkloadConfig) -> list[dict[str, str]]:
     """What stays writable under a read-only root filesystem: /tmp, and HOME unless it is the
     cache disk or the workload sets HOME itself."""
     mounts = [{"name": TMP_VOLUME, "mountPath": TMP_PATH}]
-    if w.cache is None and "HOME" not in _set_env(w):
+    if mounts_home(w.cache is not None, _set_env(w)):
         mounts.append({"name": HOME_VOLUME, "mountPath": HOME_PATH})
     return mounts
 

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from components.config import ConfigError
 from tests.conftest import DEPLOYMENT, MINIMAL
 from tools import render
@@ -184,3 +186,18 @@ def test_an_environment_that_leaves_the_workloads_as_the_file_has_them_changes_n
     recording = _run(tmp_path, "environment:\n  - acme/gcp\n" + stack_file, {"HF_TOKEN": TOKEN})
     assert _env(recording)["LOG_LEVEL"] == {"name": "LOG_LEVEL", "value": "info"}
     assert "valueFrom" in _env(recording)["HF_TOKEN"]
+
+
+@pytest.mark.parametrize("stack_file", [True, False], ids=["secure-leaf", "from-elsewhere"])
+def test_a_secret_namespace_is_refused_without_echoing_it(tmp_path: Path, stack_file: bool) -> None:
+    path = tmp_path / "Pulumi.ns.yaml"
+    if stack_file:
+        path.write_text(f"config:\n  gke-gpu:namespace:\n    secure: {CIPHERTEXT}\n")
+    config = {**MINIMAL, "gke-gpu:namespace": TOKEN}
+    with pytest.raises(ConfigError) as info:
+        run_program(config, stack="ns", secret_keys=("gke-gpu:namespace",), stack_file=path)
+    problems = info.value.problems
+    assert [p.split(": ", 1)[0] for p in problems] == ["namespace"], (
+        f"one problem, at the key: a namespace's name is sent in plain text ({problems})"
+    )
+    assert TOKEN not in str(problems), "the secret value (not a valid name) is never shown"

@@ -55,12 +55,19 @@ def _count(value: Any) -> int:
     return len(value) if isinstance(value, list) else 0
 
 
+def _kubeconfig_key(cluster: Any) -> str | None:
+    """cluster.kubeconfig as written: the name of the key holding the kubeconfig, or (secure:)
+    the kubeconfig itself; only ever compared, never shown."""
+    value = cluster.get("kubeconfig") if isinstance(cluster, Mapping) else None
+    return value if isinstance(value, str) else None
+
+
 def _referenced_keys(raw: Mapping[str, Any]) -> set[str]:
     """Top-level keys named by cluster.kubeconfig or secretEnv (they get their own message)."""
     found: set[str] = set()
-    cluster = raw.get("cluster")
-    if isinstance(cluster, Mapping) and isinstance(cluster.get("kubeconfig"), str):
-        found.add(cluster["kubeconfig"])
+    kubeconfig = _kubeconfig_key(raw.get("cluster"))
+    if kubeconfig is not None:
+        found.add(kubeconfig)
     for item in raw.get("workloads") or [] if isinstance(raw.get("workloads"), list) else []:
         if isinstance(item, Mapping) and isinstance(item.get("secretEnv"), Mapping):
             found.update(v for v in item["secretEnv"].values() if isinstance(v, str))
@@ -134,12 +141,9 @@ class _Load:
             raw_workloads = defaults.default_workloads(self.mode)
         self.workload_specs = parse_list(WorkloadSpec, raw_workloads, "workloads", problems, ctx)
         self.namespace = raw.get("namespace", defaults.DEFAULT_NAMESPACE)
-        if "namespace" in ctx.secret_keys:  # never validated: a message would echo the value
-            problems.add(
-                "gke-gpu:namespace: a secret here makes no sense: a namespace's name is sent to "
-                "the cluster in plain text (not shown here). Store it without --secret."
-            )
-        else:
+        # A secret namespace is already reported (top_level, never shown); checking its name
+        # would echo the value.
+        if not problems.is_broken("namespace"):
             problems += names.namespace_problems(self.namespace)
         self.device_plugin = cluster_rules.device_plugin(
             raw.get("devicePlugin"), self.mode, problems, ctx
@@ -220,11 +224,6 @@ class _Load:
 
     # --- phase 4: workloads: each one's rules, and the pool it lands on (Standard) ------------
 
-    def _kubeconfig_key(self) -> str | None:
-        cluster = self.raw_cluster
-        value = cluster.get("kubeconfig") if isinstance(cluster, Mapping) else None
-        return value if isinstance(value, str) else None
-
     def workloads(self) -> None:
         problems, mode = self.problems, self.mode
         self.placed: list[tuple[int, WorkloadSpec, NodePoolConfig | None]] = []
@@ -243,7 +242,9 @@ class _Load:
             problems += egress.workload_problems(i, w, self.ctx)
             problems += credentials.env_problems(i, w, self.ctx)
             problems += credentials.arg_problems(i, w)
-            problems += credentials.secret_env_target_problems(i, w, self._kubeconfig_key())
+            problems += credentials.secret_env_target_problems(
+                i, w, _kubeconfig_key(self.raw_cluster)
+            )
             problems += mounts.problems(i, w)
             if self.existing:
                 problems += workloads.existing_workload_problems(i, w, self.device_plugin)

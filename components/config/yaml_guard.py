@@ -175,6 +175,8 @@ def go_octal(digits: str) -> int | None:
 
 
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"\\]|\\.)*\"")
+# A config key's line in a stack file (`  gke-gpu:workloads:`), found without parsing.
+_CONFIG_KEY_LINE = re.compile(r"^  ([^\s#][^:\n]*:[^:\s]+):", re.MULTILINE)
 _BRACKETS = re.compile(r"[\[\]{}]")
 
 
@@ -193,7 +195,7 @@ def too_deep_at(text: str) -> int | None:
 
 def _top_key(text: str, offset: int) -> str:
     """The config key (`workloads`, `gcp:project`) whose value holds `offset`."""
-    keys = re.findall(r"^  ([^\s#][^:\n]*:[^:\s]+):", text[:offset], re.MULTILINE)
+    keys = _CONFIG_KEY_LINE.findall(text[:offset])
     return keys[-1].removeprefix(NAMESPACE + ":") if keys else ""
 
 
@@ -201,13 +203,18 @@ def largest_top_key(text: str) -> str:
     """The config key (`workloads`) whose lines take the most bytes, found without parsing."""
     starts = [
         (m.start(), m.group(1).removeprefix(NAMESPACE + ":"))
-        for m in re.finditer(r"^  ([^\s#][^:\n]*:[^:\s]+):", text, re.MULTILINE)
+        for m in _CONFIG_KEY_LINE.finditer(text)
     ]
     spans = [
         (end - start, key)
         for (start, key), end in zip(starts, [s for s, _ in starts[1:]] + [len(text)], strict=True)
     ]
     return max(spans)[1] if spans else ""
+
+
+def _makes(key: str, filename: str) -> str:
+    """`workloads: makes Pulumi.x.yaml` (the key path first, as every problem), or the file."""
+    return f"{key}: makes {filename}" if key else filename
 
 
 def oversized(path: Path) -> str | None:
@@ -217,7 +224,7 @@ def oversized(path: Path) -> str | None:
         return None
     # Up to 16 MiB the text is scanned (in milliseconds) for the key that makes it big.
     key = largest_top_key(path.read_text(encoding="utf-8")) if size <= 16 * MAX_FILE_BYTES else ""
-    where = f"{key}: makes {path.name}" if key else path.name
+    where = _makes(key, path.name)
     return (
         f"{where} {size / 2**20:.1f} MiB, over the {MAX_FILE_BYTES // 2**20} MiB a stack file may "
         "hold. It holds config, not data: move large values (prompts, files) into the image or a "
@@ -237,8 +244,7 @@ def compose(yaml: YAML, text: str, filename: str) -> tuple[Node | None, list[str
         return None, [f"{key}: {DEEP} ({where})" if key else f"{where}: {DEEP}"]
     separators = text.count(",") + text.count("\n") + text.count(":")
     if separators > MAX_SEPARATORS:  # composing ~20,000 values takes ~1 s: refuse from the text
-        key = largest_top_key(text)
-        where = f"{key}: makes {filename}" if key else filename
+        where = _makes(largest_top_key(text), filename)
         return None, [
             f"{where} hold about {separators:,} values (commas, colons and lines), over the "
             f"{MAX_SEPARATORS:,} a stack file may hold and far over any stack's config. Write "

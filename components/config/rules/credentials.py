@@ -12,6 +12,7 @@ import re
 from components.config import formats
 from components.config.model import NAMESPACE
 from components.config.parse import Context
+from components.config.rules.exposure import API_KEY_FLAG
 from components.config.schema import WorkloadSpec
 from components.config.source import KNOWN_KEYS
 
@@ -90,7 +91,7 @@ def arg_problems(i: int, w: WorkloadSpec) -> list[str]:
                 + (
                     " For vLLM's own key, drop --api-key: the stack generates one and requires it "
                     "on every path (apiKey)."
-                    if flag == "api-key"
+                    if f"--{flag}" == API_KEY_FLAG
                     else ""
                 )
             )

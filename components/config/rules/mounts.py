@@ -6,6 +6,7 @@ the cluster and its GPU nodes were created; here it fails before anything is."""
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 
 from components.config.schema import WorkloadSpec
 
@@ -20,10 +21,16 @@ PROGRAM_MOUNTS = {
 }
 
 
+def mounts_home(has_cache: bool, env_names: Iterable[str]) -> bool:
+    """Whether the program mounts an emptyDir at HOME_PATH: HOME is the cache disk when there is
+    one, and a workload that sets HOME itself keeps it (components/workload.py)."""
+    return not has_cache and "HOME" not in env_names
+
+
 def problems(i: int, w: WorkloadSpec) -> list[str]:
     path = f"workloads[{i}]"
     taken = dict(PROGRAM_MOUNTS)
-    if w.cache is None and "HOME" not in w.env and "HOME" not in w.secret_env:
+    if mounts_home(w.cache is not None, {*w.env, *w.secret_env}):
         taken[HOME_PATH] = "the writable HOME the program mounts (the root filesystem is read-only)"
     found = []
     for key, value in (

@@ -75,7 +75,13 @@ class WorkloadNamespace(pulumi.ComponentResource):
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             metadata=manifest({"name": args.name, "labels": dict(POD_SECURITY_LABELS)}),
-            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+            # Releases before this component registered the Namespace at the root as "namespace":
+            # without the alias an upgrade of such a stack deletes it and everything in it.
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=args.protect,
+                aliases=[pulumi.Alias(name="namespace", parent=pulumi.ROOT_STACK_RESOURCE)],
+            ),
         )
         if args.deny_ingress:
             k8s.networking.v1.NetworkPolicy(

@@ -71,6 +71,9 @@ class Registration:
     delete_before_replace: bool
     inputs: dict[str, Any]
     """Inputs with every secret replaced by SECRET_MASK."""
+    aliases: list[dict[str, Any]] = field(default_factory=list)
+    """The `aliases` option as the engine receives it: {"urn": ...} or an alias spec (name, type,
+    stack, project, parentUrn, noParent; empty fields mean "as now")."""
     outputs: dict[str, Any] = field(default_factory=dict)
     computed: list[str] = field(default_factory=list)
     """Output keys whose values the cloud would compute (the mock made them up)."""
@@ -326,6 +329,7 @@ class RecordingMonitor(runtime_mocks.MockMonitor):
             },
             delete_before_replace=bool(request.deleteBeforeReplace),
             inputs=mask_secrets(inputs),
+            aliases=[_alias(a) for a in request.aliases],
         )
         state = self.resources[response.urn].state if response.urn in self.resources else {}
         registration.outputs = mask_secrets(
@@ -339,6 +343,21 @@ class RecordingMonitor(runtime_mocks.MockMonitor):
         args = rpc.deserialize_properties(request.args)
         self.invokes.append((request.tok, mask_secrets(args)))
         return super().Invoke(request)
+
+
+def _alias(alias: Any) -> dict[str, Any]:
+    """One entry of RegisterResourceRequest.aliases (pulumi alias.proto: a URN or a Spec)."""
+    if alias.WhichOneof("alias") == "urn":
+        return {"urn": alias.urn}
+    spec = alias.spec
+    return {
+        "name": spec.name,
+        "type": spec.type,
+        "stack": spec.stack,
+        "project": spec.project,
+        "parentUrn": spec.parentUrn,
+        "noParent": spec.noParent,
+    }
 
 
 def _to_config_string(value: Any) -> str:

@@ -1,0 +1,112 @@
+"""Upgrades lose nothing: a stack deployed with the release recorded in tests/golden/urns.json,
+upgraded to this program, keeps every resource (no delete, no replacement by a new name)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests import golden
+from tools.engine import Registration
+
+# Golden URNs this release deliberately lets go (replaced or deleted on upgrade), each with the
+# reason users read in the release notes. Empty: an upgrade from the golden release loses nothing.
+INTENDED_REPLACEMENTS: dict[str, str] = {}
+# The Namespace before it moved into WorkloadNamespace (c1cc197 moved it without an alias): stacks
+# deployed before then hold it at the root, and the alias keeps it (and everything in it).
+PRE_COMPONENT_NAMESPACE = "urn:pulumi:{stack}::gke-gpu::kubernetes:core/v1:Namespace::namespace"
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, list[Registration]]:
+    return {name: golden.render(name, path).recording.resources for name, path in golden.stacks()}
+
+
+@pytest.fixture(scope="module")
+def olds() -> dict[str, dict[str, str | None]]:
+    return json.loads(golden.GOLDEN.read_text())
+
+
+def test_every_shipped_stack_has_a_golden_state(recorded, olds):
+    missing = sorted(set(recorded) - set(olds))
+    assert not missing, (
+        f"stacks {missing} have no golden URNs, so nothing guards their upgrades: run "
+        "`python -m tests.golden --write` on the release that ships them"
+    )
+
+
+@pytest.mark.parametrize("stack", [name for name, _ in golden.stacks()])
+def test_upgrade_from_the_golden_release_deletes_and_replaces_nothing(stack, recorded, olds):
+    result = golden.upgrade(olds[stack], recorded[stack])
+    deleted = [urn for urn in result.deleted if urn not in INTENDED_REPLACEMENTS]
+    renamed = [r for r in result.renamed if r[0] not in INTENDED_REPLACEMENTS]
+    assert not deleted, (
+        f"`pulumi up` of a {stack} stack deployed with the golden release would DELETE "
+        f"{len(deleted)} resource(s) no resource claims by URN or alias: {deleted[:5]}. Give the "
+        "moved resource `aliases` (its old name/parent), or name it in INTENDED_REPLACEMENTS."
+    )
+    assert not renamed, (
+        f"`pulumi up` of {stack} would REPLACE resources whose physical name changed "
+        f"(golden URN, old, new): {renamed[:5]}"
+    )
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_a_stack_from_before_the_namespace_component_keeps_its_namespace(stack, recorded):
+    old = PRE_COMPONENT_NAMESPACE.format(stack=stack)
+    result = golden.upgrade({old: f"/{_namespace_name(recorded[stack])}"}, recorded[stack])
+    assert not result.deleted, (
+        f"a {stack} stack deployed before WorkloadNamespace holds its namespace at {old}; "
+        "without an alias the engine deletes it, and every workload in it"
+    )
+
+
+def _namespace_name(resources: list[Registration]) -> str:
+    (namespace,) = [r for r in resources if r.type == "kubernetes:core/v1:Namespace"]
+    return namespace.inputs["metadata"]["name"]
+
+
+# The replay itself, on hand-made registrations: it must see a move without an alias.
+STACK = "urn:pulumi:t::gke-gpu::pulumi:pulumi:Stack::gke-gpu-t"
+
+
+def _reg(type_: str, name: str, urn: str, parent: str = STACK, aliases=()) -> Registration:
+    return Registration(
+        type=type_, name=name, urn=urn, parent=parent, custom=False, provider="",
+        dependencies=[], protect=False, ignore_changes=[], custom_timeouts={},
+        delete_before_replace=False, inputs={}, aliases=list(aliases),
+    )  # fmt: skip
+
+
+OLD_CHILD = "urn:pulumi:t::gke-gpu::gke-gpu:index:GpuWorkload::workload-a"
+OLD_GRANDCHILD = "urn:pulumi:t::gke-gpu::gke-gpu:index:GpuWorkload$kubernetes:apps/v1:Deployment::workload-a-deployment"  # noqa: E501
+SERVICE = "urn:pulumi:t::gke-gpu::gke-gpu:index:GpuService::a"
+NEW_CHILD = "urn:pulumi:t::gke-gpu::gke-gpu:index:GpuService$gke-gpu:index:GpuWorkload::workload-a"
+NEW_GRANDCHILD = "urn:pulumi:t::gke-gpu::gke-gpu:index:GpuService$gke-gpu:index:GpuWorkload$kubernetes:apps/v1:Deployment::workload-a-deployment"  # noqa: E501
+
+
+def _moved(aliases) -> list[Registration]:
+    return [
+        _reg("gke-gpu:index:GpuService", "a", SERVICE),
+        _reg("gke-gpu:index:GpuWorkload", "workload-a", NEW_CHILD, SERVICE, aliases),
+        _reg("kubernetes:apps/v1:Deployment", "workload-a-deployment", NEW_GRANDCHILD, NEW_CHILD),
+    ]
+
+
+def test_the_replay_sees_a_component_moved_without_an_alias():
+    result = golden.upgrade({OLD_CHILD: None, OLD_GRANDCHILD: None}, _moved(()))
+    assert result.deleted == sorted([OLD_CHILD, OLD_GRANDCHILD]), (
+        "moving a component under a new parent without aliases changes its URN and its "
+        "children's: the engine deletes both, and the replay must say so"
+    )
+
+
+def test_the_replay_carries_a_parent_alias_to_its_children():
+    alias = {"name": "", "type": "", "stack": "", "project": "", "parentUrn": "", "noParent": True}
+    result = golden.upgrade({OLD_CHILD: None, OLD_GRANDCHILD: None}, _moved([alias]))
+    assert not result.deleted, (
+        "an alias to the root on the moved component covers its children too (the engine's "
+        f"inheritedChildAlias); deleted: {result.deleted}"
+    )
+    assert result.aliased == {NEW_CHILD: OLD_CHILD, NEW_GRANDCHILD: OLD_GRANDCHILD}

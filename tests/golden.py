@@ -109,8 +109,8 @@ class _Steps:
     def _collapse(self, r: Registration, alias: dict[str, Any]) -> str:
         if alias.get("urn"):
             return alias["urn"]
-        parent = alias.get("parentUrn") or ""
-        parent = self.used.get(parent, parent) if parent else r.parent
+        named: str = alias.get("parentUrn") or ""
+        parent = self.used.get(named, named) if named else r.parent
         if alias.get("noParent") or (parent and _qualified_type(parent) == ROOT_STACK_TYPE):
             parent = ""
         stack = alias.get("stack") or _stack(r.urn)

@@ -52,6 +52,7 @@ PROJECT_NUMBER = "123456789012"
 
 
 GATE_TYPE = "gke-gpu:index:ApiGate"
+ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 
 
 @dataclass
@@ -303,9 +304,20 @@ class RecordingMonitor(runtime_mocks.MockMonitor):
         self.registrations: list[Registration] = []
         self.invokes: list[tuple[str, dict[str, Any]]] = []
 
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The URN the engine gives (pulumi/pulumi sdk/go/common/resource/urn.go NewURN): the
+        parent's whole qualified type chain, and none for children of the root stack. The SDK's
+        mock keeps only the parent's last type and prefixes the stack's, so state URNs, aliases and
+        tests/golden/urns.json would not be the ones `pulumi up` uses."""
+        if parent:
+            qualified = parent.split("::")[2]
+            if qualified != ROOT_STACK_TYPE:
+                type_ = f"{qualified}${type_}"
+        return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{type_}::{name}"
+
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         response = super().RegisterResource(request)
-        if request.type == "pulumi:pulumi:Stack":
+        if request.type == ROOT_STACK_TYPE:
             return response
         inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
         registration = Registration(

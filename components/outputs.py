@@ -1,0 +1,44 @@
+"""The stack outputs: where the service answers, how to trust it, and the key it requires."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+
+from components.config.rules.exposure import LOAD_BALANCED
+from components.gpu_service import GpuService
+from components.platform import Platform
+
+
+def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[str, Any]:
+    """`url` (and `externalIp` for a public one) is the first load-balanced workload's address;
+    `apiKey` that workload's key, else the first key; `endpoints` and `apiKeys` every one."""
+    config = platform.config
+    by_name = {s.workload.name: s for s in services}
+    exposed = [s for s in services if s.service is not None and s.workload.expose is not None]
+    balanced = [s for s in exposed if s.workload.expose and s.workload.expose.type in LOAD_BALANCED]
+    outputs: dict[str, Any] = {}
+    if balanced:
+        first = balanced[0]
+        assert first.service is not None and first.workload.expose is not None
+        if first.workload.expose.type == "LoadBalancer":
+            outputs["externalIp"] = first.service.external_ip
+        outputs["url"] = first.service.url
+    outputs["clusterName"] = platform.cluster.name
+    outputs["clusterMode"] = config.cluster.mode
+    if platform.cluster.kubeconfig is not None:
+        # A context of the ambient kubeconfig exports no credentials.
+        outputs["kubeconfig"] = platform.cluster.kubeconfig
+    outputs["endpoints"] = {s.workload.name: s.url for s in exposed}
+    if platform.ca is not None:
+        # `curl --cacert <(pulumi stack output caCertificate) $URL/v1/models ...`: public.
+        outputs["caCertificate"] = platform.ca.cert_pem
+    keys = {name: s.api_key for name, s in by_name.items() if s.api_key is not None}
+    if keys:
+        # `curl -H "Authorization: Bearer $(pulumi stack output apiKey --show-secrets)" ...`
+        url_workload = balanced[0].workload.name if balanced else None
+        outputs["apiKey"] = keys[url_workload if url_workload in keys else next(iter(keys))]
+        outputs["apiKeys"] = pulumi.Output.secret(keys)
+    return outputs

@@ -1,0 +1,137 @@
+"""The platform every GpuService stands on: the cluster, its GPU capacity, the namespace, the
+metrics adapter and the stack's CA.
+
+Built as today's root components (GkeCluster with its pools, the driver installers or device
+plugin, WorkloadNamespace, CustomMetricsAdapter, CertificateAuthority) with the URNs they have
+always had: a new parent component would re-parent the Kubernetes provider too, and every object
+deployed through it would then hang on a provider alias (tests/test_upgrades.py holds the URNs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from components.certificate import CertificateAuthority, CertificateAuthorityArgs
+from components.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster, GkeClusterArgs
+from components.config import NAMESPACE, ExistingClusterConfig, Secret, StackConfig
+from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+from components.driver import NvidiaDriverInstaller, NvidiaDriverInstallerArgs, installer_pools
+from components.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
+from components.namespace import WorkloadNamespace, WorkloadNamespaceArgs
+from components.nodepool import GpuNodePool, GpuNodePoolArgs
+
+
+@dataclass(frozen=True)
+class Platform:
+    config: StackConfig
+    cluster: GkeCluster | ExistingCluster
+    capacity: list[pulumi.Resource]
+    """The GPU capacity pods wait for (GpuWorkloadArgs.after): GKE node pools and driver
+    installers, or the device plugin on an existing cluster; Autopilot provisions per pod."""
+    namespace: WorkloadNamespace
+    metrics_adapter: CustomMetricsAdapter | None
+    """Serves the Prometheus metrics HorizontalPodAutoscalers scale on (GKE, autoscale only)."""
+    ca: CertificateAuthority | None
+    """Signs the certificate of every endpoint served over TLS (the `caCertificate` output)."""
+    protect: bool
+    """A protected stack protects what its service stands on, not only the cluster."""
+
+    @property
+    def k8s_opts(self) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(providers=[self.cluster.provider])
+
+
+def build(config: StackConfig) -> Platform:
+    if isinstance(config.cluster, ExistingClusterConfig):
+        cluster, capacity, protect = _existing(config.cluster)
+    else:
+        cluster, capacity = _gke(config)
+        protect = config.cluster.deletion_protection
+    k8s_opts = pulumi.ResourceOptions(providers=[cluster.provider])
+    namespace = WorkloadNamespace(
+        "namespace",
+        WorkloadNamespaceArgs(
+            name=config.namespace,
+            protect=protect,
+            scraped=tuple((w.name, w.port) for w in config.workloads if w.autoscale and w.port),
+        ),
+        opts=k8s_opts,
+    )
+    autoscaled = any(w.autoscale for w in config.workloads)
+    adapter = (
+        CustomMetricsAdapter(
+            "metrics-adapter",
+            CustomMetricsAdapterArgs(project=config.project, after=[cluster]),
+            opts=k8s_opts,
+        )
+        if autoscaled and isinstance(cluster, GkeCluster)
+        else None
+    )
+    tls = any(w.expose.tls for w in config.exposed if w.expose)
+    ca = (
+        CertificateAuthority("ca", CertificateAuthorityArgs(stack=pulumi.get_stack()))
+        if tls
+        else None
+    )
+    return Platform(config, cluster, capacity, namespace, adapter, ca, protect)
+
+
+def _existing(cfg: ExistingClusterConfig) -> tuple[ExistingCluster, list[pulumi.Resource], bool]:
+    kubeconfig = (
+        cfg.kubeconfig.output()
+        if isinstance(cfg.kubeconfig, Secret)
+        else pulumi.Config(NAMESPACE).require_secret(cfg.kubeconfig)
+        if cfg.kubeconfig
+        else None
+    )
+    cluster = ExistingCluster("existing", ExistingClusterArgs(cluster=cfg, kubeconfig=kubeconfig))
+    plugin = NvidiaDevicePlugin(
+        "device-plugin",
+        NvidiaDevicePluginArgs(plugin=cfg.device_plugin),
+        opts=pulumi.ResourceOptions(providers=[cluster.provider]),
+    )
+    # cluster.deletionProtection is a GKE setting; this stack does not own the cluster.
+    return cluster, list(plugin.capacity), False
+
+
+def _gke(config: StackConfig) -> tuple[GkeCluster, list[pulumi.Resource]]:
+    cfg = config.cluster
+    assert not isinstance(cfg, ExistingClusterConfig)
+    cluster = GkeCluster(
+        "gke",
+        GkeClusterArgs(
+            project=config.project,
+            region=config.region,
+            cluster=cfg,
+            gcs_fuse_csi_driver=any(w.model_cache for w in config.workloads),
+            image_streaming=any(pool.image_streaming for pool in config.node_pools),
+            image_repositories=config.image_repositories,
+        ),
+    )
+    pools = [
+        GpuNodePool(
+            f"pool-{pool.name}",
+            GpuNodePoolArgs(
+                project=config.project,
+                location=cfg.location,
+                cluster_name=cluster.name,
+                service_account=cluster.node_service_account,
+                pool=pool,
+                after=cluster.system_pools,
+                protect=cfg.deletion_protection,
+            ),
+            opts=pulumi.ResourceOptions(parent=cluster),
+        )
+        for pool in config.node_pools
+    ]
+    installers = [
+        NvidiaDriverInstaller(
+            f"driver-{image_type.split('_')[0].lower()}",
+            NvidiaDriverInstallerArgs(image_type=image_type, pools=pool_names),
+            opts=pulumi.ResourceOptions(providers=[cluster.provider]),
+        )
+        for image_type, pool_names in installer_pools(config.node_pools).items()
+    ]
+    return cluster, [r for component in [*pools, *installers] for r in component.capacity]

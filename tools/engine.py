@@ -156,29 +156,9 @@ class CloudMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
         inputs = unwrap_secrets(args.inputs)
         typ, name = args.typ, args.name
-        computed: dict[str, Any] = {}
         project = inputs.get("project", "mock-project")
-        if typ == "gcp:serviceaccount/account:Account":
-            email = f"{inputs['accountId']}@{project}.iam.gserviceaccount.com"
-            computed = {"email": email, "member": f"serviceAccount:{email}"}
-            return f"projects/{project}/serviceAccounts/{email}", {**inputs, **computed}
-        if typ == "gcp:container/cluster:Cluster":
-            location = inputs.get("location")
-            cluster_id = f"projects/{project}/locations/{location}/clusters/{inputs['name']}"
-            computed = {
-                "endpoint": CONTROL_PLANE_IP,
-                "masterAuth": {"clusterCaCertificate": CLUSTER_CA},
-                "masterVersion": "1.33.5-gke.1000000",
-                "selfLink": f"https://container.googleapis.com/v1/{cluster_id}",
-            }
-            endpoints = inputs.get("controlPlaneEndpointsConfig") or {}
-            if "dnsEndpointConfig" in endpoints:
-                dns = {
-                    **endpoints["dnsEndpointConfig"],
-                    "endpoint": f"gke-{_short_hash(cluster_id)}.{location}.{DNS_ENDPOINT_DOMAIN}",
-                }
-                computed["controlPlaneEndpointsConfig"] = {**endpoints, "dnsEndpointConfig": dns}
-            return cluster_id, {**inputs, **computed}
+        if typ in _GCP_OUTPUTS:
+            return _GCP_OUTPUTS[typ](inputs, project)
         if typ == "random:index/randomPassword:RandomPassword":
             # A deterministic stand-in of the requested length and alphabet; secret as the real
             # provider returns it (additional_secret_outputs=["bcryptHash", "result"]).
@@ -190,27 +170,8 @@ class CloudMocks(pulumi.runtime.Mocks):
             return f"{name}-id", {**inputs, **computed}
         if typ.startswith("tls:index/"):
             return f"{name}-id", {**inputs, **_tls_outputs(typ, name)}
-        if typ == "gcp:compute/address:Address":
-            internal = inputs.get("addressType") == "INTERNAL"
-            address = STATIC_INTERNAL_IP if internal else STATIC_EXTERNAL_IP
-            region = inputs.get("region")
-            address_id = f"projects/{project}/regions/{region}/addresses/{inputs.get('name')}"
-            return address_id, {**inputs, "address": address}
-        if typ == "gcp:container/nodePool:NodePool":
-            pool_id = f"{inputs.get('location')}/{inputs.get('cluster')}/{inputs.get('name')}"
-            return pool_id, {**inputs, "instanceGroupUrls": []}
         if typ == "kubernetes:core/v1:Service":
-            state = dict(inputs)
-            spec = inputs.get("spec", {})
-            if spec.get("type") == "LoadBalancer":
-                annotations = (inputs.get("metadata") or {}).get("annotations") or {}
-                internal = annotations.get("networking.gke.io/load-balancer-type") == "Internal"
-                # A requested address is the one the load balancer gets.
-                ip = spec.get("loadBalancerIP") or (
-                    INTERNAL_LOAD_BALANCER_IP if internal else LOAD_BALANCER_IP
-                )
-                state["status"] = {"loadBalancer": {"ingress": [{"ip": ip}]}}
-            return f"{_namespace(inputs)}/{_k8s_name(inputs, name)}", state
+            return f"{_namespace(inputs)}/{_k8s_name(inputs, name)}", _service_state(inputs)
         if typ.startswith("kubernetes:") and not typ.startswith("kubernetes:helm"):
             state = dict(inputs)
             metadata = dict(state.get("metadata") or {})
@@ -233,6 +194,66 @@ class CloudMocks(pulumi.runtime.Mocks):
                 "id": f"projects/{project}",
             }, []
         return {}, []
+
+
+def _account(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any]]:
+    email = f"{inputs['accountId']}@{project}.iam.gserviceaccount.com"
+    computed = {"email": email, "member": f"serviceAccount:{email}"}
+    return f"projects/{project}/serviceAccounts/{email}", {**inputs, **computed}
+
+
+def _cluster(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any]]:
+    location = inputs.get("location")
+    cluster_id = f"projects/{project}/locations/{location}/clusters/{inputs['name']}"
+    computed: dict[str, Any] = {
+        "endpoint": CONTROL_PLANE_IP,
+        "masterAuth": {"clusterCaCertificate": CLUSTER_CA},
+        "masterVersion": "1.33.5-gke.1000000",
+        "selfLink": f"https://container.googleapis.com/v1/{cluster_id}",
+    }
+    endpoints = inputs.get("controlPlaneEndpointsConfig") or {}
+    if "dnsEndpointConfig" in endpoints:
+        dns = {
+            **endpoints["dnsEndpointConfig"],
+            "endpoint": f"gke-{_short_hash(cluster_id)}.{location}.{DNS_ENDPOINT_DOMAIN}",
+        }
+        computed["controlPlaneEndpointsConfig"] = {**endpoints, "dnsEndpointConfig": dns}
+    return cluster_id, {**inputs, **computed}
+
+
+def _address(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any]]:
+    internal = inputs.get("addressType") == "INTERNAL"
+    address = STATIC_INTERNAL_IP if internal else STATIC_EXTERNAL_IP
+    region = inputs.get("region")
+    address_id = f"projects/{project}/regions/{region}/addresses/{inputs.get('name')}"
+    return address_id, {**inputs, "address": address}
+
+
+def _node_pool(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any]]:
+    pool_id = f"{inputs.get('location')}/{inputs.get('cluster')}/{inputs.get('name')}"
+    return pool_id, {**inputs, "instanceGroupUrls": []}
+
+
+_GCP_OUTPUTS = {
+    "gcp:serviceaccount/account:Account": _account,
+    "gcp:container/cluster:Cluster": _cluster,
+    "gcp:compute/address:Address": _address,
+    "gcp:container/nodePool:NodePool": _node_pool,
+}
+
+
+def _service_state(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A LoadBalancer Service gets the address it asked for, else a documentation one."""
+    state = dict(inputs)
+    spec = inputs.get("spec", {})
+    if spec.get("type") == "LoadBalancer":
+        annotations = (inputs.get("metadata") or {}).get("annotations") or {}
+        internal = annotations.get("networking.gke.io/load-balancer-type") == "Internal"
+        ip = spec.get("loadBalancerIP") or (
+            INTERNAL_LOAD_BALANCER_IP if internal else LOAD_BALANCER_IP
+        )
+        state["status"] = {"loadBalancer": {"ingress": [{"ip": ip}]}}
+    return state
 
 
 COMPUTED_KEYS = {

@@ -310,26 +310,34 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from components.config import ConfigError
 
-    versions = supported_kubernetes_versions()
-    wanted = args.kubernetes_version
-    if not any(v == wanted or v.startswith(wanted + ".") for v in versions):
-        print(
-            f"gke-gpu: --kubernetes-version {args.kubernetes_version!r} has no schema here "
-            f"(supported: {versions[0]} to {versions[-1]}). Use the cluster's minor version, "
-            "e.g. --kubernetes-version 1.33.",
-            file=sys.stderr,
-        )
+    if (unknown := _unknown_kubernetes_version(args.kubernetes_version)) is not None:
+        print(unknown, file=sys.stderr)
         return EXIT_CONFIG
     try:
         plan = render(args.stack, stack_file)
     except ConfigError as exc:
         print(f"gke-gpu: stack {args.stack}: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    plan.problems = schema_problems(plan.manifests, args.kubernetes_version)
+    return _check_and_report(plan, args.kubernetes_version, args.out or ROOT / "build" / args.stack)
+
+
+def _unknown_kubernetes_version(wanted: str) -> str | None:
+    versions = supported_kubernetes_versions()
+    if any(v == wanted or v.startswith(wanted + ".") for v in versions):
+        return None
+    return (
+        f"gke-gpu: --kubernetes-version {wanted!r} has no schema here "
+        f"(supported: {versions[0]} to {versions[-1]}). Use the cluster's minor version, "
+        "e.g. --kubernetes-version 1.33."
+    )
+
+
+def _check_and_report(plan: Plan, version: str, out: Path) -> int:
+    """Validate the manifests and run the policy pack, write the artifacts, print the summary."""
+    plan.problems = schema_problems(plan.manifests, version)
     mandatory, advisory = policy_findings(plan)
     plan.problems += mandatory
     plan.warnings = advisory
-    out = args.out or ROOT / "build" / args.stack
     written = write_artifacts(plan, out)
     print(summary(plan))
     shown = [str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p) for p in written]
@@ -341,7 +349,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in plan.problems:
             print(f"  - {problem}", file=sys.stderr)
         return EXIT_FAILED
-    version = args.kubernetes_version
     print(
         f"  OK: {len(plan.manifests)} Kubernetes objects valid against the {version} schema "
         "(strict); no mandatory policy violated"

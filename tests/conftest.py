@@ -75,17 +75,27 @@ def run() -> Callable[..., Recording]:
     return _run
 
 
-# Property-based tests (tests/test_properties.py): `ci` (derandomized, the default, within the
-# CI budget) and `long` for local runs (HYPOTHESIS_PROFILE=long).
-# ci does not shrink: a failing example is printed as generated (its stack file as a note), so a
-# broken invariant fails within the budget instead of minimising for minutes.
+# Property-based tests (tests/test_properties.py): the profile HYPOTHESIS_PROFILE names, else `ci`
+# where CI is set (GitHub Actions sets it; .ci/run and pull-request.yml name `ci` too), else `dev`.
+# - ci: derandomized, so every CI run checks the same examples and a failure reproduces from the
+#   commit alone; CI_EXAMPLES per property keeps tests/test_properties.py near 12 s (15 s with
+#   the interpreter's start). It does not shrink: a failing example is printed as generated (its
+#   stack file as a note) instead of minimised for minutes.
+# - dev (local runs): as many examples, but random ones, so each run tries new cases; a failure is
+#   shrunk, and replayed first by the next run (.hypothesis/).
+# - long: the weekly run (.github/workflows/long-checks.yml) and deep local runs.
+# print_blob: a failure prints the @reproduce_failure decorator that replays it.
+CI_EXAMPLES = 30
 settings.register_profile(
     "ci",
     derandomize=True,
-    max_examples=60,
+    max_examples=CI_EXAMPLES,
     deadline=None,
     database=None,
+    print_blob=True,
     phases=(Phase.explicit, Phase.generate),
 )
-settings.register_profile("long", max_examples=2000, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+settings.register_profile("dev", max_examples=CI_EXAMPLES, deadline=None, print_blob=True)
+settings.register_profile("long", max_examples=2000, deadline=None, print_blob=True)
+_in_ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _in_ci else "dev"))

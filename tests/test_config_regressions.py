@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from components.config import ConfigError
+from dev import fuzz
 from tests.conftest import CLUSTER, DEPLOYMENT, PROVIDER
-from tools import fuzz, render
+from tools import render
 from tools.engine import Recording, run_program
 
 K8S_SECRET = "kubernetes:core/v1:Secret"

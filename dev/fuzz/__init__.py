@@ -1,6 +1,6 @@
 """Fuzz the config layer: generated stack files through `tools.render`, judged by its invariants.
 
-    python -m tools.fuzz --count 1000 --seed 0 [--out build/fuzz] [--jobs 2] [--by-mutation]
+    python -m dev.fuzz --count 1000 --seed 0 [--out build/fuzz] [--jobs 2] [--by-mutation]
 
 Each case is a valid stack (Pulumi.dev.yaml, Pulumi.prod.yaml, examples/*.yaml, tests/conftest.py's
 STANDARD) plus one or more mutations from the classes of issue 8, written as YAML *text* (so it
@@ -32,12 +32,12 @@ report.json), `__main__` (the command line).
 
 from __future__ import annotations
 
-from tools.fuzz.bases import base_case, base_stacks, bases, with_secure
-from tools.fuzz.case import CLASSES, KNOWN_KEYS, Case, Mutation
-from tools.fuzz.document import DupDict, Raw, Secure, walk
-from tools.fuzz.emit import emit
-from tools.fuzz.generate import case_for, generate
-from tools.fuzz.judge import (
+from dev.fuzz.bases import base_case, base_stacks, bases, with_secure
+from dev.fuzz.case import CLASSES, KNOWN_KEYS, Case, Mutation
+from dev.fuzz.document import DupDict, Raw, Secure, walk
+from dev.fuzz.emit import emit
+from dev.fuzz.generate import case_for, generate
+from dev.fuzz.judge import (
     COLUMNS,
     GKE_NAME,
     WORKLOAD_TYPES,
@@ -46,10 +46,10 @@ from tools.fuzz.judge import (
     has_key_path,
     judge,
 )
-from tools.fuzz.mutations import MUTATIONS, Doc, Spec, mutation
-from tools.fuzz.paths import normalize, problem_path, reported
-from tools.fuzz.planted import ciphertext, kubeconfig, needles, token
-from tools.fuzz.run import CaseTimeout, Outcome, run_engine, run_render
+from dev.fuzz.mutations import MUTATIONS, Doc, Spec, mutation
+from dev.fuzz.paths import normalize, problem_path, reported
+from dev.fuzz.planted import ciphertext, kubeconfig, needles, token
+from dev.fuzz.run import CaseTimeout, Outcome, run_engine, run_render
 
 __all__ = [
     "CLASSES",

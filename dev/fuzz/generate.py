@@ -6,9 +6,9 @@ import copy
 import random
 from collections.abc import Sequence
 
-from tools.fuzz.bases import base_case, bases
-from tools.fuzz.case import CLASSES, Case
-from tools.fuzz.mutations import MUTATIONS, Doc, Spec
+from dev.fuzz.bases import base_case, bases
+from dev.fuzz.case import CLASSES, Case
+from dev.fuzz.mutations import MUTATIONS, Doc, Spec
 
 
 def _apply(spec: Spec, rng: random.Random, case: Case) -> bool:

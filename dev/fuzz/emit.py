@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from tools.fuzz.document import Raw, Secure, items
+from dev.fuzz.document import Raw, Secure, items
 
 # Words YAML 1.1 (PyYAML) reads as booleans or null; keys that are such words are quoted when
 # emitted, so that only Raw scalars carry the 1.1/1.2 difference on purpose.

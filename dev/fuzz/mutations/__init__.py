@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tools.fuzz.case import CLASSES
-from tools.fuzz.mutations import bad_input, crash, hide_another, nested_secret, secret_echo
-from tools.fuzz.mutations.registry import REGISTERED, Doc, Mutator, Spec, mutation
+from dev.fuzz.case import CLASSES
+from dev.fuzz.mutations import bad_input, crash, hide_another, nested_secret, secret_echo
+from dev.fuzz.mutations.registry import REGISTERED, Doc, Mutator, Spec, mutation
 
 MODULES = (nested_secret, crash, bad_input, secret_echo, hide_another)
 """Imported for the mutations they register."""

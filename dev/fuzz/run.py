@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from tools.fuzz.case import Case
+from dev.fuzz.case import Case
 
 
 @dataclass

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.fuzz.document import NO_ENGINE_FORM, Secure, decrypted, items, scalar_text, walk
-from tools.fuzz.emit import emit, key_text
-from tools.fuzz.paths import under
+from dev.fuzz.document import NO_ENGINE_FORM, Secure, decrypted, items, scalar_text, walk
+from dev.fuzz.emit import emit, key_text
+from dev.fuzz.paths import under
 
 CLASSES = ("nested-secret", "crash", "bad-input", "secret-echo", "hide-another")
 KNOWN_KEYS = ("cluster", "nodePools", "workloads", "namespace", "devicePlugin")

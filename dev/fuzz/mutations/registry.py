@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tools.fuzz.case import Case, Mutation
+from dev.fuzz.case import Case, Mutation
 
 
 class Doc:
@@ -73,7 +73,7 @@ class Spec:
 
 
 REGISTERED: list[Spec] = []
-"""Every mutation in the order its module defines it (tools.fuzz.mutations orders the modules)."""
+"""Every mutation in the order its module defines it (dev.fuzz.mutations orders the modules)."""
 
 
 def mutation(cls: str, *, text: bool = False, engine: bool = True) -> Callable[[Mutator], Mutator]:

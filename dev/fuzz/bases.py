@@ -8,10 +8,10 @@ from typing import Any
 
 import yaml
 
+from dev.fuzz.case import Case
+from dev.fuzz.document import Secure
+from dev.fuzz.planted import kubeconfig, token
 from tools.engine import ROOT
-from tools.fuzz.case import Case
-from tools.fuzz.document import Secure
-from tools.fuzz.planted import kubeconfig, token
 
 
 def with_secure(node: Any, rng: random.Random, key: str = "") -> Any:

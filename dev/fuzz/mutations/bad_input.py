@@ -7,9 +7,9 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from tools.fuzz.case import Mutation
-from tools.fuzz.document import DupDict, Raw
-from tools.fuzz.mutations.registry import (
+from dev.fuzz.case import Mutation
+from dev.fuzz.document import DupDict, Raw
+from dev.fuzz.mutations.registry import (
     Doc,
     count_and_port,
     mapping,

@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tools.fuzz.case import CLASSES
-from tools.fuzz.generate import case_for
-from tools.fuzz.judge import COLUMNS, judge
-from tools.fuzz.run import run_render
+from dev.fuzz.case import CLASSES
+from dev.fuzz.generate import case_for
+from dev.fuzz.judge import COLUMNS, judge
+from dev.fuzz.run import run_render
 
 # The table's titles for COLUMNS, in that order.
 HEADERS = (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from tools.fuzz.case import Mutation
-from tools.fuzz.mutations.registry import Doc, mapping, mutation
+from dev.fuzz.case import Mutation
+from dev.fuzz.mutations.registry import Doc, mapping, mutation
 
 
 @mutation("hide-another")

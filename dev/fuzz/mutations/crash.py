@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from tools.fuzz.case import KNOWN_KEYS, Mutation
-from tools.fuzz.document import Raw
-from tools.fuzz.mutations.registry import Doc, mapping, mutation, set_one, wname
+from dev.fuzz.case import KNOWN_KEYS, Mutation
+from dev.fuzz.document import Raw
+from dev.fuzz.mutations.registry import Doc, mapping, mutation, set_one, wname
 
 
 @mutation("crash")

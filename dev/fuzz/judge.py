@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.fuzz.case import KNOWN_KEYS, Case
-from tools.fuzz.paths import problem_path, reported, root
-from tools.fuzz.planted import needles
-from tools.fuzz.run import Outcome
+from dev.fuzz.case import KNOWN_KEYS, Case
+from dev.fuzz.paths import problem_path, reported, root
+from dev.fuzz.planted import needles
+from dev.fuzz.run import Outcome
 
 WORKLOAD_TYPES = {
     "kubernetes:apps/v1:Deployment",

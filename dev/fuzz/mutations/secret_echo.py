@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from tools.fuzz.case import Mutation
-from tools.fuzz.document import Secure
-from tools.fuzz.mutations.registry import Doc, count_and_port, mapping, mutation
-from tools.fuzz.planted import ciphertext, kubeconfig, token
+from dev.fuzz.case import Mutation
+from dev.fuzz.document import Secure
+from dev.fuzz.mutations.registry import Doc, count_and_port, mapping, mutation
+from dev.fuzz.planted import ciphertext, kubeconfig, token
 
 
 @mutation("secret-echo")

@@ -1,0 +1,115 @@
+"""The product does not depend on the development tools: nothing that `pulumi up`, the policy pack
+or the offline plan runs (components/, tools/, policy/, __main__.py) imports dev/ (the fuzzer and
+the benchmark), so dev/ can change, or be left out, without changing what is deployed."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+PRODUCT = ("components", "tools", "policy", "__main__.py")
+DEV = "dev"
+
+
+def _product_files() -> list[Path]:
+    files: list[Path] = []
+    for name in PRODUCT:
+        path = ROOT / name
+        files += [path] if path.is_file() else sorted(path.rglob("*.py"))
+    return files
+
+
+def _module(path: Path) -> str:
+    """The dotted name a file imports as (`tools/render.py` -> `tools.render`)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported(source: str, module: str = "", is_package: bool = False) -> Iterator[str]:
+    """Every module name `source` imports, anywhere in it (inside functions and `if
+    TYPE_CHECKING:` too), relative imports resolved against `module`, and the literal names given
+    to importlib.import_module or __import__."""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                prefix = ".".join(base)
+                name = f"{prefix}.{node.module}" if node.module else prefix
+            else:
+                name = node.module or ""
+            yield name
+            yield from (f"{name}.{alias.name}" if name else alias.name for alias in node.names)
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            first = node.args[0]
+            if called in ("import_module", "__import__") and isinstance(first, ast.Constant):
+                yield str(first.value)
+
+
+def _is_dev(name: str) -> bool:
+    return name == DEV or name.startswith(DEV + ".")
+
+
+def test_no_product_module_imports_dev() -> None:
+    files = _product_files()
+    assert ROOT / "__main__.py" in files and len(files) > 20, (
+        f"found only {len(files)} product files: the check would pass without looking"
+    )
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in files
+        for name in imported(path.read_text(), _module(path), path.name == "__init__.py")
+        if _is_dev(name)
+    ]
+    assert offenders == [], (
+        f"{offenders}: the program, the policy pack and the offline plan must not depend on the "
+        "development tools (dev/ may import them, never the reverse)"
+    )
+
+
+def test_the_check_sees_every_way_of_importing_dev() -> None:
+    sources = [
+        "import dev.fuzz",
+        "from dev import fuzz",
+        "from dev.fuzz.case import Case",
+        "def f():\n    from dev import benchmark",
+        "import importlib\nimportlib.import_module('dev.fuzz')",
+        "__import__('dev')",
+    ]
+    for source in sources:
+        assert any(map(_is_dev, imported(source, "tools.render"))), source
+    # Relative imports are resolved: these name tools.dev and tools.sub.dev, not dev.
+    assert "tools.dev" in set(imported("from .. import dev", "tools.sub.mod"))
+    assert "tools.sub.dev" in set(imported("from . import dev", "tools.sub", is_package=True))
+    for source in ("import tools.render", "from tools import engine", "import devtools"):
+        assert not any(map(_is_dev, imported(source, "tools.render"))), source
+
+
+def test_the_benchmark_floor_holds_every_sdk_class_the_shipped_stacks_register():
+    """The benchmark's ratios are to the SDK classes the program needs; a type it registers that
+    the floor does not import would flatter the program's own share."""
+    import importlib
+
+    from dev.benchmark import SDK_CLASSES
+    from tests import golden
+
+    registered = {
+        r.type
+        for name, path in golden.stacks()
+        for r in golden.render(name, path).recording.resources
+        if not r.type.startswith("gke-gpu:")
+    }
+    missing = sorted(registered - set(SDK_CLASSES))
+    assert not missing, f"dev/benchmark.py SDK_CLASSES lacks {missing}: add each type's class"
+    for type_, path in SDK_CLASSES.items():
+        module, name = path.rsplit(".", 1)
+        assert hasattr(importlib.import_module(module), name), f"{type_}: no class {path}"

@@ -494,23 +494,23 @@ def test_every_machine_is_sold_some_known_way() -> None:
             assert m.consumption and m.consumption <= catalog.ALL_CONSUMPTION, f"{m.name}"
 
 
-# --- discoverability: README table and `python -m tools.gpus` ---------------------------------
+# --- discoverability: docs/gpus.md table and `python -m tools.gpus` ---------------------------------
 
 
 def test_readme_gpu_table_is_the_catalog() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "gpus.md").read_text()
     start, end = "<!-- gpu-catalog:start -->\n", "<!-- gpu-catalog:end -->"
-    assert start in readme and end in readme, "the README must carry the GPU catalog section"
+    assert start in readme and end in readme, "docs/gpus.md must carry the GPU catalog section"
     table = readme.split(start, 1)[1].split(end, 1)[0]
     assert table == catalog.readme_table(), (
-        "README's GPU table drifted from the catalog: regenerate it with "
+        "docs/gpus.md GPU table drifted from the catalog: regenerate it with "
         "`python -m tools.gpus --markdown`"
     )
 
 
 def test_readme_table_has_a_row_per_gpu_type() -> None:
     rows = [line for line in catalog.readme_table().splitlines() if line.startswith("| `")]
-    assert len(rows) == len(GPU_TYPES), "every GPU type must be visible in the README"
+    assert len(rows) == len(GPU_TYPES), "every GPU type must be visible in docs/gpus.md"
 
 
 def test_tools_gpus_prints_one_type_with_its_machine_shapes(

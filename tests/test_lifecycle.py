@@ -325,13 +325,13 @@ def test_no_resource_hangs_off_the_stack_on_an_existing_cluster() -> None:
 
 
 def test_readme_explains_teardown_of_a_protected_stack() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "deletion-protection.md").read_text()
     for text, why in [
         ("pulumi config set --path gke-gpu:cluster.deletionProtection false", "lift it"),
         ("--skip-preview", "what protect does without a preview"),
         ("PULUMI_K8S_DELETE_UNREACHABLE=true", "a cluster deleted out of band"),
     ]:
-        assert text in readme, f"README must show `{text}`: {why}"
+        assert text in readme, f"docs/deletion-protection.md must show `{text}`: {why}"
 
 
 @pytest.mark.parametrize("example", ["kubeadm", "operator"])

@@ -1,0 +1,584 @@
+"""`python -m tools.reference`: the configuration reference, generated from the config schema.
+
+components/config/schema.py is the one description of every key a stack file may set: its types,
+allowed values, formats and defaults, and each field's docstring (schema.py's module docstring
+gives their conventions). From it this renders
+
+- docs/configuration.md, between `<!-- config-reference:start -->` and `<!-- config-reference:end
+  -->`: a table per top-level key (key path as users write it, type, allowed values or format,
+  default, description);
+- Pulumi.yaml, between `# config-reference:start` and `# config-reference:end`: the project's
+  `config:` declarations (only keys Pulumi can type) and a one-line summary of every key.
+
+`--write` regenerates both files; `--check` exits 1 naming the stale ones (tests/test_reference.py
+does the same); with neither, the Markdown reference is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import re
+import sys
+import textwrap
+import types
+import typing
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+import annotated_types
+import yaml
+from pydantic import BaseModel, StringConstraints
+from pydantic.fields import FieldInfo
+
+from components.config import defaults, formats, schema
+from components.config.rules import cluster as cluster_rules
+from components.config.rules import exposure
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKDOWN = ROOT / "docs" / "configuration.md"
+PULUMI_YAML = ROOT / "Pulumi.yaml"
+COMMAND = "python -m tools.reference --write"
+MD_START, MD_END = "<!-- config-reference:start -->\n", "<!-- config-reference:end -->"
+YAML_START, YAML_END = "# config-reference:start\n", "# config-reference:end"
+EXIT_OK, EXIT_STALE = 0, 1
+
+# Formats of the patterns that formats.HINTS does not describe (or describes for another use).
+FORMATS: dict[str, str] = {
+    r"[a-z][-a-z0-9]{0,62}": "machine type name: lowercase letters, digits and hyphens, "
+    "starting with a letter (e.g. `g2-standard-8`)",
+    r"/[!-~]*": "HTTP path: `/` and then printable ASCII, no spaces",
+    formats.REGION: "region name: the form `us-central1`",
+}
+# Fields whose pattern formats.HINTS names for another kind of value.
+FIELD_FORMATS: dict[tuple[str, str], str] = {
+    ("ReservationSpec", "name"): "reservation name: 1-63 lowercase letters, digits and hyphens, "
+    "starting with a letter and ending with a letter or digit",
+}
+# How to read a nested key's default.
+_NESTED = (
+    "In the tables below, a nested key's default applies when its parent is set, and `required` "
+    "there means required once the parent is set."
+)
+
+
+# --- docstrings -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A field's docstring, read by schema.py's conventions."""
+
+    summary: str
+    text: str
+    default: str | None = None
+    leaves: dict[str, Doc] = field(default_factory=dict)
+
+
+def _join(paragraph: str) -> str:
+    return " ".join(paragraph.split())
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [p.strip() for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
+
+
+def _leaf_doc(body: str) -> Doc:
+    """A nested key's paragraph: its description, and a `Default:` line."""
+    lines, default = [], None
+    for line in body.splitlines():
+        if line.strip().startswith("Default:"):
+            default = line.strip().removeprefix("Default:").strip()
+        else:
+            lines.append(line)
+    text = _join(" ".join(lines))
+    return Doc(summary=text, text=text, default=default)
+
+
+def parse_doc(doc: str | None, where: str, leaves: Sequence[str] = ()) -> Doc:
+    """Summary, full text, `Default:` and nested keys' paragraphs of a docstring.
+
+    `leaves` are the keys of the field's nested model: only those may open a paragraph as
+    `` `key`: ``; any other paragraph is description.
+    """
+    if not doc or not doc.strip():
+        raise ValueError(f"{where}: no docstring; every key is described in schema.py")
+    description: list[str] = []
+    default: str | None = None
+    nested: dict[str, Doc] = {}
+    for paragraph in _paragraphs(doc):
+        leaf = re.match(r"`([A-Za-z][A-Za-z0-9.]*)`: (.*)", paragraph, re.S)
+        if leaf and leaf.group(1) in leaves:
+            nested[leaf.group(1)] = _leaf_doc(leaf.group(2))
+        elif paragraph.startswith("Default:"):
+            default = _join(paragraph.removeprefix("Default:"))
+        else:
+            description.append(_join(paragraph))
+    if not description:
+        raise ValueError(f"{where}: the docstring has no description, only defaults")
+    return Doc(description[0], " ".join(description), default, nested)
+
+
+# --- types, constraints, defaults -----------------------------------------------------------------
+
+
+def _unwrap(tp: Any) -> tuple[Any, list[Any]]:
+    """The type inside Annotated, and its metadata (pydantic's FieldInfo metadata flattened)."""
+    metadata: list[Any] = []
+    while get_origin(tp) is typing.Annotated:
+        tp, *extra = get_args(tp)
+        for item in extra:
+            metadata += item.metadata if isinstance(item, FieldInfo) else [item]
+    return tp, metadata
+
+
+def _alternatives(tp: Any) -> list[Any]:
+    """The members of a union (None left out), or the type itself."""
+    if get_origin(tp) in (typing.Union, types.UnionType):
+        return [a for a in get_args(tp) if a is not type(None)]
+    return [tp]
+
+
+def model_of(tp: Any) -> type[schema.Model] | None:
+    """The config model a field holds (alone, in a union, or as list items), if any."""
+    for alternative in _alternatives(_unwrap(tp)[0]):
+        inner = _unwrap(alternative)[0]
+        if get_origin(inner) is list:
+            inner = _unwrap(get_args(inner)[0])[0]
+        if isinstance(inner, type) and issubclass(inner, schema.Model):
+            return inner
+    return None
+
+
+def is_list(tp: Any) -> bool:
+    return any(get_origin(_unwrap(a)[0]) is list for a in _alternatives(_unwrap(tp)[0]))
+
+
+def _type_name(tp: Any) -> str:
+    names = []
+    for alternative in _alternatives(_unwrap(tp)[0]):
+        inner = _unwrap(alternative)[0]
+        origin = get_origin(inner)
+        if inner is bool:
+            name = "boolean"
+        elif inner is int:
+            name = "integer"
+        elif inner is str or origin is Literal:
+            name = "string"
+        elif origin is list:
+            item = _unwrap(get_args(inner)[0])[0]
+            is_model = isinstance(item, type) and issubclass(item, BaseModel)
+            name = "list of objects" if is_model else f"{_type_name(item)}[]"
+        elif origin is dict:
+            name = "map"
+        elif isinstance(inner, type) and issubclass(inner, BaseModel):
+            name = "object"
+        else:
+            raise TypeError(f"no documented name for the type {inner!r}")
+        if name not in names:
+            names.append(name)
+    return " or ".join(names)
+
+
+def pattern_format(pattern: str, where: str = "") -> str:
+    """What a pattern accepts, in words: formats.HINTS (the error messages' own wording) first."""
+    inner = pattern.removeprefix("^(?:").removesuffix(")$")
+    if inner in FORMATS:
+        return FORMATS[inner]
+    hint = formats.HINTS.get(inner)
+    match = hint and re.fullmatch(
+        r"is not (?:a |an )?(?:valid )?(?P<what>[^:]+): (?:use )?(?P<how>.+?)\.?", hint, re.S
+    )
+    if not match:
+        raise KeyError(
+            f"{where}: no words for the pattern {inner!r}; describe it in tools/reference.py "
+            "FORMATS (or give it a hint in components/config/formats.py HINTS)"
+        )
+    text = f"{match.group('what')}: {match.group('how')}"
+    return re.sub(r"'([^']+)'", r"`\1`", text)
+
+
+def _bounds(metadata: list[Any]) -> tuple[int | None, int | None]:
+    low = high = None
+    for item in metadata:
+        if isinstance(item, annotated_types.Ge):
+            low = int(item.ge)  # type: ignore[arg-type]
+        elif isinstance(item, annotated_types.Le):
+            high = int(item.le)  # type: ignore[arg-type]
+    return low, high
+
+
+def _max_length(metadata: list[Any]) -> int | None:
+    for item in metadata:
+        if isinstance(item, annotated_types.MaxLen):
+            return item.max_length
+        if isinstance(item, StringConstraints) and item.max_length is not None:
+            return item.max_length
+    return None
+
+
+def _string_rule(metadata: list[Any], where: str, override: str | None) -> str | None:
+    patterns = [m.pattern for m in metadata if isinstance(m, StringConstraints) and m.pattern]
+    if override:
+        return override
+    if patterns:
+        return pattern_format(str(patterns[0]), where)
+    longest = _max_length(metadata)
+    return f"at most {longest:,} characters" if longest else None
+
+
+def _allowed(tp: Any, metadata: list[Any], where: str, override: str | None = None) -> str:
+    """Allowed values, bounds and formats of a type, in words."""
+    parts: list[str] = []
+    tp, inner_metadata = _unwrap(tp)
+    metadata = [*metadata, *inner_metadata]
+    for alternative in _alternatives(tp):
+        inner, own = _unwrap(alternative)
+        rules = [*metadata, *own]
+        origin = get_origin(inner)
+        if origin is Literal:
+            parts.append(", ".join(f"`{v}`" for v in get_args(inner)))
+        elif inner is int:
+            low, high = _bounds(rules)
+            if low is not None and high is not None:
+                parts.append(f"{low:,}-{high:,}")
+            elif low is not None:
+                parts.append(f"at least {low:,}")
+        elif inner is str:
+            rule = _string_rule(rules, where, override)
+            if rule:
+                parts.append(rule)
+        elif origin in (list, dict):
+            item_type = get_args(inner)[-1]
+            item = "" if model_of(item_type) else _allowed(item_type, [], where, override)
+            longest = _max_length(rules)
+            noun = "items" if origin is list else "entries"
+            described = [
+                f"each: {item}" if item else "",
+                f"at most {longest:,} {noun}" if longest else "",
+            ]
+            if any(described):
+                parts.append("; ".join(d for d in described if d))
+    return "; ".join(parts)
+
+
+def _value(value: Any) -> str:
+    """A default as YAML writes it, inline."""
+    if isinstance(value, BaseModel):  # a nested default: what differs from its keys' defaults
+        value = value.model_dump(by_alias=True, exclude_defaults=True)
+    text = yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10_000)
+    return text.strip().removesuffix("...").strip()
+
+
+def _default(info: FieldInfo, doc: Doc) -> str:
+    if doc.default is not None:
+        return doc.default
+    if info.is_required():
+        return "required"
+    if info.default is None:
+        return "none"
+    return f"`{_value(info.default)}`"
+
+
+# --- the reference's rows -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One key of a section, as users write it (`systemPool.machineType`, `fallback[].spot`)."""
+
+    key: str
+    type: str
+    allowed: str
+    default: str
+    summary: str
+    text: str
+
+
+def _aliases(model: type[schema.Model]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def entries(
+    model: type[schema.Model],
+    prefix: str = "",
+    context: dict[str, Doc] | None = None,
+    instance: BaseModel | None = None,
+) -> Iterator[Entry]:
+    """Every key of a model, nested models expanded after their parent's row."""
+    for name, info in model.model_fields.items():
+        alias = info.alias or name
+        where = f"{model.__name__}.{name}"
+        nested = model_of(info.annotation)
+        own = parse_doc(info.description, where, _aliases(nested) if nested else ())
+        # In a parent's context (its docstring's `key`: paragraph, its default instance), a key
+        # may mean and default to more than its own docstring says.
+        outer = (context or {}).get(alias)
+        given = getattr(instance, name) if instance is not None else None
+        default = (
+            outer.default
+            if outer is not None and outer.default is not None
+            else f"`{_value(given)}`"
+            if given is not None
+            else own.default
+        )
+        if outer is not None and outer.text:
+            doc = Doc(outer.summary, outer.text, default, own.leaves)
+        else:
+            doc = Doc(own.summary, own.text, default, own.leaves)
+        key = prefix + alias
+        yield Entry(
+            key=key,
+            type=_type_name(info.annotation),
+            allowed=_allowed(
+                info.annotation,
+                list(info.metadata),
+                where,
+                FIELD_FORMATS.get((model.__name__, name)),
+            ),
+            default=_default(info, doc),
+            summary=doc.summary,
+            text=doc.text,
+        )
+        if nested is not None:
+            child = info.default if isinstance(info.default, BaseModel) else None
+            inner_prefix = key + ("[]." if is_list(info.annotation) else ".")
+            yield from entries(nested, inner_prefix, doc.leaves, child)
+
+
+def models() -> list[type[schema.Model]]:
+    """Every config model reachable from the stack's top-level keys."""
+    found: list[type[schema.Model]] = []
+
+    def visit(model: type[schema.Model]) -> None:
+        if model in found:
+            return
+        found.append(model)
+        for info in model.model_fields.values():
+            nested = model_of(info.annotation)
+            if nested is not None:
+                visit(nested)
+
+    for key in schema.STACK_KEYS:
+        if key.model is not None:
+            visit(key.model)
+    return found
+
+
+# --- Markdown -------------------------------------------------------------------------------------
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _plain(text: str) -> str:
+    """Text for a YAML comment: no Markdown links, emphasis or code marks."""
+    text = re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", text)
+    return text.replace("**", "").replace("`", "")
+
+
+def _top_level_rows() -> list[str]:
+    rows = ["| key | type | default | description |", "|---|---|---|---|"]
+    for key in schema.STACK_KEYS:
+        doc = parse_doc(key.doc, key.key)
+        if key.model is not None:  # its own section below
+            name, text = f"[`{key.key}`](#{_slug(key.key)})", doc.text
+        else:
+            name = f"`{key.key}`"
+            text = f"{doc.text} Format: {pattern_format(key.pattern or '', key.key)}."
+        rows.append(f"| {name} | {key.type} | {_cell(doc.default or 'none')} | {_cell(text)} |")
+    return rows
+
+
+def _slug(key: str) -> str:
+    """GitHub's anchor of a `## key` heading: lowercase, punctuation but `-` dropped."""
+    return re.sub(r"[^a-z0-9 _-]", "", key.lower()).replace(" ", "-")
+
+
+def _existing_note() -> str:
+    refused = [*cluster_rules.GKE_ONLY_CLUSTER_KEYS, *exposure.GKE_NETWORK_KEYS]
+    order = _aliases(schema.ClusterSpec)
+    listed = ", ".join(f"`{k}`" for k in sorted(refused, key=order.index))
+    return (
+        f"With `mode: existing` these keys configure a GKE cluster and are refused: {listed}; "
+        "`gcp:project` and `gcp:region` are not needed."
+    )
+
+
+def _default_workloads() -> list[str]:
+    gke = defaults.default_workloads("autopilot")[0]
+    existing = defaults.default_workloads("existing")[0]
+    dumped = yaml.safe_dump(
+        {"gke-gpu:workloads": [gke]}, sort_keys=False, default_flow_style=None, width=100
+    )
+    changed = [f"`{k}: {_value(v)}`" for k, v in existing.items() if gke.get(k) != v]
+    dropped = [f"`{k}`" for k in gke if k not in existing]
+    return [
+        "Unset, `gke-gpu:workloads` is this one workload:",
+        "",
+        "```yaml",
+        dumped.rstrip(),
+        "```",
+        "",
+        f"On an existing cluster the same with {', '.join(changed)}"
+        + (f" and no {', '.join(dropped)}" if dropped else "")
+        + ".",
+    ]
+
+
+def markdown() -> str:
+    """The generated part of docs/configuration.md, markers excluded."""
+    lines = [
+        f"<!-- Generated from components/config/schema.py by `{COMMAND}`:",
+        "edit the schema's docstrings, not this; tests/test_reference.py fails when the two",
+        "differ. -->",
+        "",
+        "## Top-level keys",
+        "",
+        *_top_level_rows(),
+        "",
+        _NESTED,
+    ]
+    for key in schema.STACK_KEYS:
+        if key.model is None:
+            continue
+        doc = parse_doc(key.doc, key.key)
+        lines += ["", f"## {key.key}", "", doc.text, ""]
+        lines += [f"Type: {key.type}. Default: {doc.default or 'none'}.", ""]
+        lines += ["| key | type | allowed | default | description |", "|---|---|---|---|---|"]
+        lines += [
+            f"| `{e.key}` | {e.type} | {_cell(e.allowed) or '-'} | {_cell(e.default)} | "
+            f"{_cell(e.text)} |"
+            for e in entries(key.model)
+        ]
+        if key.model is schema.ClusterSpec:
+            lines += ["", _existing_note()]
+        if key.model is schema.WorkloadSpec:
+            lines += ["", *_default_workloads()]
+    return "\n".join(lines) + "\n"
+
+
+# --- Pulumi.yaml ----------------------------------------------------------------------------------
+
+_KEY, _TYPE, _DEFAULT = 29, 17, 23
+
+
+def _short_default(text: str) -> str:
+    plain = _plain(text)
+    short = re.split(r" \(|, |; ", plain, maxsplit=1)[0]
+    return short if len(short) < _DEFAULT else "derived"
+
+
+def _yaml_line(key: str, kind: str, default: str, summary: str) -> list[str]:
+    head = f"#   {key:<{_KEY - 1}} {kind:<{_TYPE - 1}} {default:<{_DEFAULT - 1}} "
+    if len(head) > 4 + _KEY + _TYPE + _DEFAULT:
+        head = f"#   {key} {kind} {default} "
+    indent = "#" + " " * (len(head) - 1)
+    wrapped = textwrap.wrap(
+        summary, width=132, initial_indent=head, subsequent_indent=indent, break_on_hyphens=False
+    )
+    return [line.rstrip() for line in wrapped]
+
+
+def _yaml_summary(entry: Entry) -> str:
+    summary = _plain(entry.summary)
+    enum = re.fullmatch(r"(`[^`]+`(?:, `[^`]+`)*)", entry.allowed)
+    if enum and "," in enum.group(1):
+        summary += " [" + _plain(entry.allowed).replace(", ", " | ") + "]"
+    return summary
+
+
+def pulumi_yaml() -> str:
+    """The generated part of Pulumi.yaml, markers excluded."""
+    lines = [
+        f"# Generated from components/config/schema.py by `{COMMAND}`:",
+        "# edit the schema's docstrings, not this; tests/test_reference.py fails when the two",
+        "# differ. The full reference, with formats and details: docs/configuration.md.",
+        "# components/config/ checks every key before any resource is registered.",
+        "#",
+        "# Pulumi lets a project declare types only for its own keys, and only the types",
+        "# string/integer/boolean/array (pulumi/pulumi sdk/go/common/workspace/project.go,",
+        "# Validate, and project.json), so only the plain keys are declared under `config:`;",
+        "# the others are described key by key in the comments below it.",
+        "config:",
+    ]
+    for key in schema.STACK_KEYS:
+        namespace, _, name = key.key.partition(":")
+        if namespace != "gke-gpu" or key.model is not None:
+            continue
+        doc = parse_doc(key.doc, key.key)
+        description = _plain(doc.summary).rstrip(".")
+        if doc.default:
+            description += f" (default {_plain(doc.default)})"
+        lines += [f"  {name}:", f"    type: {key.type}", f"    description: {description}."]
+    previous: schema.StackKey | None = None
+    for key in schema.STACK_KEYS:
+        doc = parse_doc(key.doc, key.key)
+        if previous is None or key.model is not None or previous.model is not None:
+            lines.append("#")  # plain keys in a row share a block; each section has its own
+        previous = key
+        if key.model is None:
+            default = _short_default(doc.default or "none")
+            lines += _yaml_line(key.key, key.type, default, _plain(doc.summary))
+            continue
+        lines.append(f"# {key.key} ({key.type}): {_plain(doc.summary)}")
+        for e in entries(key.model):
+            lines += _yaml_line(e.key, e.type, _short_default(e.default), _yaml_summary(e))
+        if key.model is schema.ClusterSpec:
+            note = textwrap.wrap(_plain(_existing_note()), width=96)
+            lines += [f"#   ({note[0]}", *(f"#    {line}" for line in note[1:])]
+            lines[-1] += ")"
+    return "\n".join(lines) + "\n"
+
+
+# --- files ----------------------------------------------------------------------------------------
+
+
+def _replace(text: str, start: str, end: str, body: str, path: Path) -> str:
+    if start not in text or end not in text:
+        raise ValueError(f"{path.name} lacks the markers {start.strip()!r} / {end!r}")
+    head, rest = text.split(start, 1)
+    tail = rest.split(end, 1)[1]
+    return head + start + body + end + tail
+
+
+def expected() -> dict[Path, str]:
+    """Each generated file as it should read now."""
+    return {
+        MARKDOWN: _replace(MARKDOWN.read_text(), MD_START, MD_END, markdown(), MARKDOWN),
+        PULUMI_YAML: _replace(
+            PULUMI_YAML.read_text(), YAML_START, YAML_END, pulumi_yaml(), PULUMI_YAML
+        ),
+    }
+
+
+def stale() -> list[Path]:
+    return [path for path, text in expected().items() if path.read_text() != text]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.reference", description=__doc__)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true", help="regenerate the files")
+    mode.add_argument("--check", action="store_true", help="exit 1 when a file is stale")
+    args = parser.parse_args(argv)
+    if args.write:
+        for path, text in expected().items():
+            if path.read_text() != text:
+                path.write_text(text)
+                print(f"wrote {path.relative_to(ROOT)}")
+        return EXIT_OK
+    if args.check:
+        paths = stale()
+        for path in paths:
+            print(f"{path.relative_to(ROOT)} is stale: run `{COMMAND}`", file=sys.stderr)
+        return EXIT_STALE if paths else EXIT_OK
+    print(markdown(), end="")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

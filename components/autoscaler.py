@@ -10,8 +10,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import WorkloadConfig
+from components.labels import selector_labels, workload_labels
 from components.manifest import manifest
-from components.workload import selector_labels, workload_labels
 
 # Managed Service for Prometheus scrapes pods a PodMonitoring selects (monitoring.googleapis.com/v1;
 # CRD: GoogleCloudPlatform/prometheus-engine charts/operator/crds/

@@ -23,6 +23,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import CapacityChoice, WorkloadConfig
+from components.labels import PART_OF, PART_OF_LABEL, WORKLOAD_LABEL
 
 API_VERSION = "cloud.google.com/v1"
 KIND = "ComputeClass"
@@ -104,7 +105,7 @@ class GpuComputeClass(pulumi.ComponentResource):
             kind=KIND,
             metadata={
                 "name": w.compute_class,
-                "labels": {"app.kubernetes.io/part-of": "gke-gpu", "gke-gpu/workload": w.name},
+                "labels": {PART_OF_LABEL: PART_OF, WORKLOAD_LABEL: w.name},
             },
             spec=compute_class_spec(w),
             opts=pulumi.ResourceOptions(parent=self),

@@ -11,9 +11,12 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.config import DevicePluginConfig
+from components.labels import (
+    DEVICE_PLUGIN_CONFIG_HASH_ANNOTATION,
+    GPU_RESOURCE,
+    POD_SECURITY_ENFORCE_LABEL,
+)
 from components.manifest import manifest
-
-GPU_RESOURCE = "nvidia.com/gpu"
 
 # NVIDIA's static manifest, NVIDIA/k8s-device-plugin deployments/static/nvidia-device-plugin.yml
 # at the v0.20.0 release (commit 1b826acc, tagged 2026-08-19, the newest tag; checked 2026-11-22):
@@ -35,7 +38,6 @@ DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 CONFIG_MAP = "nvidia-device-plugin-config"
 CONFIG_DIR = "/etc/nvidia-device-plugin"
 CONFIG_FILE = "config.yaml"
-CONFIG_HASH_ANNOTATION = "gke-gpu/device-plugin-config-sha256"
 
 # The NVIDIA GPU Operator Helm chart (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/
 # getting-started.html: `helm repo add nvidia https://helm.ngc.nvidia.com/nvidia`, chart
@@ -127,7 +129,7 @@ def daemonset_spec(
         env.append({"name": "CONFIG_FILE", "value": f"{CONFIG_DIR}/{CONFIG_FILE}"})
         mounts.append({"name": "config", "mountPath": CONFIG_DIR, "readOnly": True})
         volumes.append({"name": "config", "configMap": {"name": CONFIG_MAP}})
-        metadata["annotations"] = {CONFIG_HASH_ANNOTATION: config_sha256}
+        metadata["annotations"] = {DEVICE_PLUGIN_CONFIG_HASH_ANNOTATION: config_sha256}
     return {
         "selector": {"matchLabels": dict(POD_LABELS)},
         "updateStrategy": {"type": "RollingUpdate"},
@@ -227,7 +229,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             metadata=manifest(
                 {
                     "name": OPERATOR_NAMESPACE,
-                    "labels": {"pod-security.kubernetes.io/enforce": "privileged"},
+                    "labels": {POD_SECURITY_ENFORCE_LABEL: "privileged"},
                 }
             ),
             opts=pulumi.ResourceOptions(parent=self),

@@ -10,8 +10,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import NodePoolConfig
+from components.labels import (
+    ACCELERATOR_LABEL,
+    CONFIDENTIAL_NODES_LABEL,
+    DRIVER_VERSION_LABEL,
+    FLAVOUR_LABEL,
+    POOL_LABEL,
+)
 from components.manifest import manifest
-from components.nodepool import POOL_LABEL
 
 # Everything below follows GoogleCloudPlatform/container-engine-accelerators at 992db812 (HEAD
 # of master, 2026-06-11; checked 2026-11-22): nvidia-driver-installer/cos/daemonset-preloaded.yaml
@@ -37,9 +43,6 @@ PARTITION_GPU_IMAGE = (
 PAUSE_IMAGE = (
     "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
 )
-# COS only: confidential GPU nodes get Google's daemonset-confidential.yaml instead, so the
-# preloaded COS installer keeps off them.
-CONFIDENTIAL_NODES_LABEL = "cloud.google.com/gke-confidential-nodes-instance-type"
 # The COS installer's command: Google's existing-driver check (918b9958/ccf7bc66, 2023-08), so a
 # node that already has a driver loaded is left alone instead of failing the init container.
 COS_INSTALL_COMMAND = (
@@ -53,8 +56,6 @@ COS_INSTALL_COMMAND = (
     "  /cos-gpu-installer install || exit 1\n"
     "fi\n"
 )
-ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ def node_affinity(pools: tuple[str, ...], image_type: str = "COS_CONTAINERD") ->
     """
     pool_term = {"key": POOL_LABEL, "operator": "In", "values": list(pools)}
     gpu = {"key": ACCELERATOR_LABEL, "operator": "Exists"}
+    # COS only: confidential GPU nodes get Google's daemonset-confidential.yaml instead, so the
+    # preloaded COS installer keeps off them.
     not_confidential = (
         [{"key": CONFIDENTIAL_NODES_LABEL, "operator": "DoesNotExist"}]
         if image_type == "COS_CONTAINERD"
@@ -184,7 +187,7 @@ def ubuntu_pod_spec() -> dict[str, Any]:
 
 def daemonset_spec(image_type: str, pools: tuple[str, ...]) -> dict[str, Any]:
     # Each flavour has its own selector: two DaemonSets selecting the same pods would fight.
-    labels = {"k8s-app": NAME, "gke-gpu/flavour": flavour(image_type)}
+    labels = {"k8s-app": NAME, FLAVOUR_LABEL: flavour(image_type)}
     os_spec = cos_pod_spec() if image_type == "COS_CONTAINERD" else ubuntu_pod_spec()
     return {
         "selector": {"matchLabels": labels},

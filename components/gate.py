@@ -23,8 +23,16 @@ from components import egress, haproxy
 from components.config import defaults
 from components.config.model import WorkloadConfig
 from components.config.rules.exposure import API_KEY_ENV
+from components.labels import (
+    APP_INSTANCE_LABEL,
+    APP_NAME_LABEL,
+    GATE_CONFIG_HASH_ANNOTATION,
+    GATE_NAME_LABEL,
+    HOSTNAME_LABEL,
+    MANAGED_BY_LABEL,
+)
 from components.manifest import manifest
-from components.workload import container_security_context, secret_env_names
+from components.pod import container_security_context, secret_env_names
 
 # The official HAProxy image (docker-library/haproxy). Its Dockerfile makes the user `haproxy`
 # with uid/gid 99 and ends with `USER haproxy` (docker-library/haproxy@ec437dd2 2.8/alpine/
@@ -50,8 +58,6 @@ CERT_FILE = "gate.pem"
 CPU = "100m"
 MEMORY = "128Mi"
 REPLICAS = 2  # a node drain or upgrade keeps one gate serving (PodDisruptionBudget below)
-CONFIG_HASH_ANNOTATION = "gke-gpu/gate-config-sha256"
-GATE_NAME_LABEL = "gke-gpu-gate"  # app.kubernetes.io/name of every gate pod (a reserved name)
 
 
 def gate_requires_key(w: WorkloadConfig) -> bool:
@@ -71,7 +77,7 @@ def gate_settings(w: WorkloadConfig) -> haproxy.GateSettings:
 def gate_selector(workload: str) -> dict[str, str]:
     """The labels of a workload's gate pods; never a superset of a workload's own selector
     (workload.selector_labels), so neither selects the other's pods."""
-    return {"app.kubernetes.io/name": GATE_NAME_LABEL, "app.kubernetes.io/instance": workload}
+    return {APP_NAME_LABEL: GATE_NAME_LABEL, APP_INSTANCE_LABEL: workload}
 
 
 def model_service_name(workload: str) -> str:
@@ -173,7 +179,7 @@ def gate_pod_spec(args: ApiGateArgs, namespace: str, tls_secret: str | None) -> 
         "topologySpreadConstraints": [
             {
                 "maxSkew": 1,
-                "topologyKey": "kubernetes.io/hostname",
+                "topologyKey": HOSTNAME_LABEL,
                 "whenUnsatisfiable": "ScheduleAnyway",
                 "labelSelector": {"matchLabels": gate_selector(args.workload)},
             }
@@ -195,35 +201,63 @@ class ApiGate(pulumi.ComponentResource):
         self, name: str, args: ApiGateArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gke-gpu:index:ApiGate", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         self.selector = gate_selector(args.workload)
         self.port = args.settings.port
-        labels = {**self.selector, "app.kubernetes.io/managed-by": "pulumi", **args.labels}
-        gate_name = f"{args.workload}-gate"
-        meta = {"namespace": args.namespace, "labels": labels}
+        labels = {**self.selector, MANAGED_BY_LABEL: "pulumi", **args.labels}
+        meta = {"namespace": args.namespace, "labels": labels, "name": f"{args.workload}-gate"}
         config_text = haproxy.render(args.settings)
         config = k8s.core.v1.ConfigMap(
             f"{name}-config",
-            metadata=manifest({**meta, "name": gate_name}),
+            metadata=manifest(meta),
             data={"haproxy.cfg": config_text},
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self),
         )
-        tls_secret: pulumi.Output[str] | None = None
-        if args.settings.tls:
-            if args.pem is None:
-                raise ValueError("ApiGateArgs.pem is required when settings.tls")
-            secret = k8s.core.v1.Secret(
-                f"{name}-tls",
-                metadata=manifest({**meta, "name": f"{gate_name}-tls"}),
-                type="Opaque",
-                string_data={CERT_FILE: pulumi.Output.secret(args.pem)},
-                opts=child,
-            )
-            tls_secret = secret.metadata.name
-        # The model's own objects carry the model's labels, so a query for the gate finds only it.
+        tls_secret = self._tls_secret(name, args, meta)
+        model = self._model_service(name, args)
+        # The gate reaches the model's pods and DNS (WorkloadNamespace), nothing else.
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-egress",
+            metadata=manifest({**meta, "name": f"{meta['name']}-egress"}),
+            spec=manifest(
+                egress.egress_policy_spec(
+                    self.selector, egress.gate_egress(args.model_selector, args.model_port)
+                )
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self._deployment(name, args, meta, config_text, tls_secret, after=[config, model])
+        k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-pdb",
+            metadata=manifest(meta),
+            spec=manifest({"maxUnavailable": 1, "selector": {"matchLabels": self.selector}}),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"selector": self.selector, "port": self.port})
+
+    def _tls_secret(
+        self, name: str, args: ApiGateArgs, meta: dict[str, Any]
+    ) -> pulumi.Output[str] | None:
+        """The gate's certificate and key (settings.tls), as the Secret HAProxy reads."""
+        if not args.settings.tls:
+            return None
+        if args.pem is None:
+            raise ValueError("ApiGateArgs.pem is required when settings.tls")
+        secret = k8s.core.v1.Secret(
+            f"{name}-tls",
+            metadata=manifest({**meta, "name": f"{meta['name']}-tls"}),
+            type="Opaque",
+            string_data={CERT_FILE: pulumi.Output.secret(args.pem)},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return secret.metadata.name
+
+    def _model_service(self, name: str, args: ApiGateArgs) -> k8s.core.v1.Service:
+        """The model's ClusterIP Service the gate forwards to, and the NetworkPolicy that admits
+        only the gate to the model's pods. Both carry the model's labels, so a query for the gate
+        finds only it."""
         model_meta = {
             "namespace": args.namespace,
-            "labels": {**args.model_selector, "app.kubernetes.io/managed-by": "pulumi"},
+            "labels": {**args.model_selector, MANAGED_BY_LABEL: "pulumi"},
         }
         model = k8s.core.v1.Service(
             f"{name}-model",
@@ -256,48 +290,42 @@ class ApiGate(pulumi.ComponentResource):
                     "ingress": model_ingress(args.workload, args.model_port),
                 }
             ),
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self),
         )
-        # The gate reaches the model's pods and DNS (WorkloadNamespace), nothing else.
-        k8s.networking.v1.NetworkPolicy(
-            f"{name}-egress",
-            metadata=manifest({**meta, "name": f"{gate_name}-egress"}),
-            spec=manifest(
-                egress.egress_policy_spec(
-                    self.selector, egress.gate_egress(args.model_selector, args.model_port)
-                )
-            ),
-            opts=child,
-        )
+        return model
+
+    def _deployment(
+        self,
+        name: str,
+        args: ApiGateArgs,
+        meta: dict[str, Any],
+        config_text: str,
+        tls_secret: pulumi.Output[str] | None,
+        after: list[pulumi.Resource],
+    ) -> None:
+        """The gates, rolled when their config or certificate changes (HAProxy reads both at
+        start only)."""
         pod = pulumi.Output.all(args.namespace, tls_secret).apply(
             lambda v: gate_pod_spec(args, v[0], v[1])
         )
-        # A changed config or certificate rolls the gates (HAProxy reads both at start only).
         digest = pulumi.Output.from_input(args.cert_pem or "").apply(
             lambda cert: hashlib.sha256((config_text + (cert or "")).encode()).hexdigest()
         )
         k8s.apps.v1.Deployment(
             f"{name}-deployment",
-            metadata=manifest({**meta, "name": gate_name}),
+            metadata=manifest(meta),
             spec=manifest(
                 {
                     "replicas": REPLICAS,
                     "selector": {"matchLabels": self.selector},
                     "template": {
                         "metadata": {
-                            "labels": labels,
-                            "annotations": {CONFIG_HASH_ANNOTATION: digest},
+                            "labels": meta["labels"],
+                            "annotations": {GATE_CONFIG_HASH_ANNOTATION: digest},
                         },
                         "spec": pod,
                     },
                 }
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[config, model]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after),
         )
-        k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-pdb",
-            metadata=manifest({**meta, "name": gate_name}),
-            spec=manifest({"maxUnavailable": 1, "selector": {"matchLabels": self.selector}}),
-            opts=child,
-        )
-        self.register_outputs({"selector": self.selector, "port": self.port})

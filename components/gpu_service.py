@@ -25,10 +25,10 @@ from components.compute_class import GpuComputeClass, GpuComputeClassArgs
 from components.config import NAMESPACE, ExistingClusterConfig, WorkloadConfig
 from components.config.rules.exposure import API_KEY_ENV
 from components.gate import ApiGate, ApiGateArgs, gate_selector, gate_settings
+from components.labels import PRODUCTION_LABEL
 from components.model_cache import ModelCacheAccess, ModelCacheAccessArgs
 from components.platform import Platform
 from components.service import (
-    PRODUCTION_LABEL,
     LoadBalancerService,
     LoadBalancerServiceArgs,
     StaticAddress,

@@ -101,14 +101,27 @@ NOT_ALLOWED = _error_body(
 
 def render(settings: GateSettings) -> str:
     """haproxy.cfg for one workload's gate."""
-    regex = path_regex(settings.paths)
-    if settings.tls:
-        # TLS 1.2+ only; ALPN offers HTTP/2 and HTTP/1.1 to clients.
-        bind = f'bind :{TLS_PORT} ssl crt "${{{CERT_ENV}}}" ssl-min-ver TLSv1.2 alpn h2,http/1.1'
-    else:
-        bind = f"bind :{PLAIN_PORT}"
     lines = [
         "# gke-gpu API gate (components/haproxy.py): rendered by the program; do not edit.",
+        *_global_section(settings),
+        "",
+        *_defaults_section(settings),
+        "",
+        "# Kubelet's probes: served by the gate itself, on a port no Service exposes.",
+        "frontend health",
+        f"    bind :{HEALTH_PORT}",
+        f"    monitor-uri {HEALTH_PATH}",
+        "    http-request deny deny_status 404",
+        "",
+        *_api_frontend(settings),
+        "",
+        *_backend(),
+    ]
+    return "\n".join(lines)
+
+
+def _global_section(settings: GateSettings) -> list[str]:
+    lines = [
         "global",
         "    log stdout format raw local0 info",
         # Each open connection holds buffers (~32 KiB measured with half-sent requests): 500
@@ -119,8 +132,11 @@ def render(settings: GateSettings) -> str:
     if settings.api_key:
         # The key as the header carries it, read at run time with env(): never in this file.
         lines.append(f'    setenv GATE_BEARER "Bearer ${{{KEY_ENV}}}"')
-    lines += [
-        "",
+    return lines
+
+
+def _defaults_section(settings: GateSettings) -> list[str]:
+    return [
         "defaults",
         "    mode http",
         "    log global",
@@ -131,13 +147,17 @@ def render(settings: GateSettings) -> str:
         "    timeout http-request 10s",
         "    timeout queue 60s",
         f"    timeout server {settings.request_timeout_seconds}s",
-        "",
-        "# Kubelet's probes: served by the gate itself, on a port no Service exposes.",
-        "frontend health",
-        f"    bind :{HEALTH_PORT}",
-        f"    monitor-uri {HEALTH_PATH}",
-        "    http-request deny deny_status 404",
-        "",
+    ]
+
+
+def _api_frontend(settings: GateSettings) -> list[str]:
+    """The API: TLS (or plain), one Authorization header, no upgrade, the key, the allowlist."""
+    if settings.tls:
+        # TLS 1.2+ only; ALPN offers HTTP/2 and HTTP/1.1 to clients.
+        bind = f'bind :{TLS_PORT} ssl crt "${{{CERT_ENV}}}" ssl-min-ver TLSv1.2 alpn h2,http/1.1'
+    else:
+        bind = f"bind :{PLAIN_PORT}"
+    lines = [
         "frontend api",
         f"    {bind}",
         # Two Authorization headers: which one the server would read is up to it. Refuse.
@@ -153,12 +173,17 @@ def render(settings: GateSettings) -> str:
             "    http-request return status 401 content-type application/json "
             f'string {_haproxy_string(UNAUTHORIZED)} hdr WWW-Authenticate "Bearer" if !key_ok',
         ]
-    lines += [
-        f"    acl allowed_path path -m reg {_haproxy_string(regex)}",
+    return [
+        *lines,
+        f"    acl allowed_path path -m reg {_haproxy_string(path_regex(settings.paths))}",
         "    http-request return status 404 content-type application/json "
         f"string {_haproxy_string(NOT_ALLOWED)} if !allowed_path",
         "    default_backend model",
-        "",
+    ]
+
+
+def _backend() -> list[str]:
+    return [
         # The cluster's DNS (the pod's resolv.conf), so the Service name is resolved again at
         # run time: at start it may not resolve yet (init-addr none keeps HAProxy starting).
         "resolvers cluster",
@@ -169,4 +194,3 @@ def render(settings: GateSettings) -> str:
         f'    server model "${{{UPSTREAM_ENV}}}" resolvers cluster init-addr last,libc,none',
         "",
     ]
-    return "\n".join(lines)

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.labels import GPU_RESOURCE, TPU_TAINT
 from components.manifest import manifest
 from components.model_cache import workload_identity_principal
 
@@ -50,13 +51,13 @@ def deployment_spec() -> dict[str, Any]:
                 "serviceAccountName": NAME,
                 "tolerations": [
                     {
-                        "key": "nvidia.com/gpu",
+                        "key": GPU_RESOURCE,
                         "operator": "Equal",
                         "value": "present",
                         "effect": "NoSchedule",
                     },
                     {
-                        "key": "cloud.google.com/gke-tpu",
+                        "key": TPU_TAINT,
                         "operator": "Equal",
                         "value": "present",
                         "effect": "NoSchedule",
@@ -130,7 +131,33 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
         self, name: str, args: CustomMetricsAdapterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gke-gpu:index:CustomMetricsAdapter", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        self._monitoring_viewer(name, args)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata=manifest({"name": NAMESPACE}),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        account = k8s.core.v1.ServiceAccount(
+            f"{name}-serviceaccount",
+            metadata=manifest({"name": NAME, "namespace": NAMESPACE}),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace]),
+        )
+        self._adapter_rbac(name)
+        server = self._server(name, namespace, account)
+        self.ready = [
+            k8s.apiregistration.v1.APIService(
+                f"{name}-{api_name.split('.')[0]}-{api_name.split('.')[1]}",
+                metadata=manifest({"name": api_name}),
+                spec=manifest(spec),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=server),
+            )
+            for api_name, spec in api_services()
+        ]
+        self._external_metrics_reader(name)
+        self.register_outputs({})
+
+    def _monitoring_viewer(self, name: str, args: CustomMetricsAdapterArgs) -> None:
+        """roles/monitoring.viewer for the adapter's Kubernetes service account."""
         project = gcp.organizations.get_project_output(
             project_id=args.project, opts=pulumi.InvokeOutputOptions(parent=self)
         )
@@ -145,15 +172,11 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
         )
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace", metadata=manifest({"name": NAMESPACE}), opts=child
-        )
-        in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
-        account = k8s.core.v1.ServiceAccount(
-            f"{name}-serviceaccount",
-            metadata=manifest({"name": NAME, "namespace": NAMESPACE}),
-            opts=in_namespace,
-        )
+
+    def _adapter_rbac(self, name: str) -> None:
+        """What the adapter may do as an API server: delegate authentication, read the
+        authentication config, and read pods and nodes."""
+        child = pulumi.ResourceOptions(parent=self)
         k8s.rbac.v1.ClusterRoleBinding(
             f"{name}-auth-delegator",
             metadata=manifest({"name": "custom-metrics:system:auth-delegator"}),
@@ -193,6 +216,11 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
             subjects=SUBJECT,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[reader]),
         )
+
+    def _server(
+        self, name: str, namespace: k8s.core.v1.Namespace, account: k8s.core.v1.ServiceAccount
+    ) -> list[pulumi.Resource]:
+        """The adapter's Deployment and its Service: what the APIService registrations wait for."""
         deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata=manifest({"name": NAME, "namespace": NAMESPACE, "labels": dict(LABELS)}),
@@ -219,17 +247,12 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                     "type": "ClusterIP",
                 }
             ),
-            opts=in_namespace,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace]),
         )
-        self.ready = [
-            k8s.apiregistration.v1.APIService(
-                f"{name}-{api_name.split('.')[0]}-{api_name.split('.')[1]}",
-                metadata=manifest({"name": api_name}),
-                spec=manifest(spec),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[service, deployment]),
-            )
-            for api_name, spec in api_services()
-        ]
+        return [service, deployment]
+
+    def _external_metrics_reader(self, name: str) -> None:
+        """HPAs (the horizontal-pod-autoscaler service account) may read external metrics."""
         external_reader = k8s.rbac.v1.ClusterRole(
             f"{name}-external-metrics-reader",
             metadata=manifest({"name": "external-metrics-reader"}),
@@ -240,7 +263,7 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                     verbs=["list", "get", "watch"],
                 )
             ],
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self),
         )
         k8s.rbac.v1.ClusterRoleBinding(
             f"{name}-external-metrics-reader-binding",
@@ -253,4 +276,3 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
             ],
             opts=pulumi.ResourceOptions(parent=self, depends_on=[external_reader]),
         )
-        self.register_outputs({})

@@ -1,12 +1,23 @@
-"""ModelCacheAccess: lets one workload's Kubernetes service account read its model bucket."""
+"""The model cache (workloads[].modelCache): the bucket mounted read-only into the workload's pods
+through the Cloud Storage FUSE CSI driver, and ModelCacheAccess, which lets the workload's
+Kubernetes service account read it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
+
+from components.allocatable import parse_memory
+from components.config import Mode, WorkloadConfig
+from components.labels import (
+    FUSE_CPU_LIMIT_ANNOTATION,
+    FUSE_MEMORY_LIMIT_ANNOTATION,
+    FUSE_VOLUMES_ANNOTATION,
+)
 
 # Read-only access to the bucket's objects: storage.objects.get and storage.objects.list, what a
 # read-only Cloud Storage FUSE mount with implicit-dirs reads (Cloud Storage predefined roles,
@@ -75,3 +86,91 @@ class ModelCacheAccess(pulumi.ComponentResource):
         )
         self.ready = [grant]
         self.register_outputs({"member": self.member})
+
+
+# The pods' side: GKE's Cloud Storage FUSE CSI driver (a GKE add-on) mounts the bucket. Pod
+# annotations GKE's sidecar injector acts on, driver name, the sidecar's cache volume name and
+# its user: GoogleCloudPlatform/gcs-fuse-csi-driver at 5fcdc04a (2026-08-21; checked 2026-11-22):
+# pkg/webhook/mutatingwebhook.go lines 49-56 (the annotations, components/labels.py),
+# pkg/webhook/sidecar_spec.go lines 35 and 210-211 (gke-gcsfuse-cache; the sidecar runs as
+# 65534:65534), deploy/base/setup/csi_driver.yaml (gcsfuse.csi.storage.gke.io; the driver gets
+# the pod's service-account token from the CSIDriver's tokenRequests, not from the pod, so pods
+# keep automountServiceAccountToken: false, as the driver's own e2e pods do,
+# test/e2e/specs/specs.go line 253).
+FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
+FUSE_CACHE_VOLUME = "gke-gcsfuse-cache"
+# Standard: "0" leaves the sidecar's CPU and memory limits unset, so gcsfuse may use what the
+# node has while it loads the model (Google's vLLM reference deployment, GoogleCloudPlatform/
+# accelerated-platforms platforms/gke/base/use-cases/inference-ref-arch/kubernetes-manifests/
+# online-inference-gpu/vllm/base/deployment.yaml at 9320f3b2). "You cannot use value "0" ... on
+# Autopilot clusters" (gcs-fuse-csi-driver docs/troubleshooting.md line 531), so Autopilot keeps
+# GKE's defaults (250m CPU, 256Mi; cmd/webhook/main.go lines 51-54).
+FUSE_STANDARD_SIDECAR_ANNOTATIONS = {
+    FUSE_CPU_LIMIT_ANNOTATION: "0",
+    FUSE_MEMORY_LIMIT_ANNOTATION: "0",
+}
+# Mount options for loading a model that never changes once written (the same reference
+# deployment; its guide, use-cases/inferencing/cost-optimization/gcsfuse/
+# AchievingFasterPodStartup.md, measured "more than 7x less latency compared to a basic setup"):
+# metadata cached for ever, parallel downloads into the file cache, implicit directories. The
+# file cache is capped below its disk's size ("the underlying volume size must be larger than the
+# fileCacheCapacity", docs/troubleshooting.md line 671) instead of the reference's -1, because
+# here it lives on a disk of fixed size: a PersistentVolume, which the driver's docs recommend on
+# Autopilot ("For TPU families or Autopilot, we recommend using Balanced Persistent Disk",
+# docs/troubleshooting.md line 667).
+FUSE_MOUNT_OPTIONS = (
+    "metadata-cache:ttl-secs:-1",
+    "metadata-cache:stat-cache-max-size-mb:-1",
+    "metadata-cache:type-cache-max-size-mb:-1",
+    "metadata-cache:negative-ttl-secs:0",
+    "file-cache:cache-file-for-range-read:true",
+    "file-cache:enable-parallel-downloads:true",
+    "implicit-dirs",
+    "file-system:kernel-list-cache-ttl-secs:-1",
+)
+FILE_CACHE_SHARE = 0.9  # of the cache disk, leaving room for ext4's own metadata
+
+
+def fuse_mount_options(w: WorkloadConfig) -> str:
+    """The bucket mount's options: read-mostly caching tuned for model loading, the file cache
+    capped below its disk, and only the model's folder when one is named."""
+    assert w.model_cache is not None
+    cache_mib = int(parse_memory(w.model_cache.file_cache_size) * FILE_CACHE_SHARE) // 2**20
+    options = [*FUSE_MOUNT_OPTIONS, f"file-cache:max-size-mb:{cache_mib}"]
+    if w.model_cache.path:
+        options.append(f"only-dir:{w.model_cache.path}")
+    return ",".join(options)
+
+
+def model_cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
+    """The bucket as a CSI ephemeral volume (read-only), and the disk of its file cache."""
+    if w.model_cache is None:
+        return []
+    bucket = {
+        "name": "model",
+        "csi": {
+            "driver": FUSE_DRIVER,
+            "readOnly": True,
+            "volumeAttributes": {
+                "bucketName": w.model_cache.bucket,
+                "mountOptions": fuse_mount_options(w),
+                # The pod starts without first listing the bucket (the reference deployment
+                # above); a missing grant then shows as a mount error on the pod.
+                "skipCSIBucketAccessCheck": "true",
+            },
+        },
+    }
+    claim = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": w.model_cache.file_cache_size}},
+    }
+    cache = {"name": FUSE_CACHE_VOLUME, "ephemeral": {"volumeClaimTemplate": {"spec": claim}}}
+    return [bucket, cache]
+
+
+def pod_annotations(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
+    """GKE injects the Cloud Storage FUSE sidecar only into pods that ask for it."""
+    if w.model_cache is None:
+        return {}
+    sidecar = FUSE_STANDARD_SIDECAR_ANNOTATIONS if mode == "standard" else {}
+    return {FUSE_VOLUMES_ANNOTATION: "true", **sidecar}

@@ -4,13 +4,20 @@ to inbound and outbound traffic except what each workload and gate admits."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components import egress
+from components.labels import (
+    NAMESPACE_NAME_LABEL,
+    POD_SECURITY_AUDIT_LABEL,
+    POD_SECURITY_ENFORCE_LABEL,
+    POD_SECURITY_WARN_LABEL,
+    selector_labels,
+)
 from components.manifest import manifest
-from components.workload import selector_labels
 
 # Pod Security "restricted" is enforced: every pod the program creates here (workloads, gates,
 # and GKE's injected Cloud Storage FUSE sidecar, whose securityContext "follows Restricted Pod
@@ -18,9 +25,9 @@ from components.workload import selector_labels
 # 01870a9d) passes it; tests/test_posture.py checks each control on every shipped stack (Kubernetes
 # Pod Security Admission labels, kubernetes.io/docs/concepts/security/pod-security-admission).
 POD_SECURITY_LABELS = {
-    "pod-security.kubernetes.io/enforce": "restricted",
-    "pod-security.kubernetes.io/warn": "restricted",
-    "pod-security.kubernetes.io/audit": "restricted",
+    POD_SECURITY_ENFORCE_LABEL: "restricted",
+    POD_SECURITY_WARN_LABEL: "restricted",
+    POD_SECURITY_AUDIT_LABEL: "restricted",
 }
 
 
@@ -48,14 +55,15 @@ class WorkloadNamespaceArgs:
 DEFAULT_DENY_INGRESS = {"podSelector": {}, "policyTypes": ["Ingress"]}
 # Managed Service for Prometheus runs its collectors in namespace gmp-system (GKE's managed
 # collection: the gmp-system/collector service account, cloud.google.com/stackdriver/docs/
-# managed-prometheus). Kubernetes labels every namespace with kubernetes.io/metadata.name, which
-# "Targeting a Namespace by its name" in the NetworkPolicy docs selects on.
+# managed-prometheus), selected by its name (NAMESPACE_NAME_LABEL).
 COLLECTOR_NAMESPACE = "gmp-system"
+# Every pod of the namespace may resolve names (components/egress.py DNS_EGRESS).
+ALLOW_DNS = {"podSelector": {}, "policyTypes": ["Egress"], "egress": egress.DNS_EGRESS}
 
 
 def scrape_ingress(port: int) -> list[dict[str, object]]:
     """The metrics port, from the Prometheus collectors' namespace only."""
-    selector = {"matchLabels": {"kubernetes.io/metadata.name": COLLECTOR_NAMESPACE}}
+    selector = {"matchLabels": {NAMESPACE_NAME_LABEL: COLLECTOR_NAMESPACE}}
     return [
         {"from": [{"namespaceSelector": selector}], "ports": [{"protocol": "TCP", "port": port}]}
     ]
@@ -84,48 +92,44 @@ class WorkloadNamespace(pulumi.ComponentResource):
             ),
         )
         if args.deny_ingress:
-            k8s.networking.v1.NetworkPolicy(
-                f"{name}-deny-ingress",
-                # The Namespace's own name Output: created in it only once it exists.
-                metadata=manifest(
-                    {"name": "default-deny-ingress", "namespace": namespace.metadata.name}
-                ),
-                spec=manifest(dict(DEFAULT_DENY_INGRESS)),
-                opts=pulumi.ResourceOptions(parent=self),
+            self._policy(
+                name, "deny-ingress", namespace, "default-deny-ingress", DEFAULT_DENY_INGRESS
             )
         if args.deny_egress:
-            k8s.networking.v1.NetworkPolicy(
-                f"{name}-deny-egress",
-                metadata=manifest(
-                    {"name": "default-deny-egress", "namespace": namespace.metadata.name}
-                ),
-                spec=manifest(dict(egress.DEFAULT_DENY_EGRESS)),
-                opts=pulumi.ResourceOptions(parent=self),
+            self._policy(
+                name, "deny-egress", namespace, "default-deny-egress", egress.DEFAULT_DENY_EGRESS
             )
-            k8s.networking.v1.NetworkPolicy(
-                f"{name}-allow-dns",
-                metadata=manifest({"name": "allow-dns", "namespace": namespace.metadata.name}),
-                spec=manifest(
-                    {"podSelector": {}, "policyTypes": ["Egress"], "egress": egress.DNS_EGRESS}
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
+            self._policy(name, "allow-dns", namespace, "allow-dns", ALLOW_DNS)
         for workload, port in args.scraped if args.deny_ingress else ():
             # An autoscaled workload's HPA scales on a metric the collectors scrape from its pods;
             # default deny would starve it (a ClusterIP or unexposed workload admits no one else).
-            k8s.networking.v1.NetworkPolicy(
-                f"{name}-scrape-{workload}",
-                metadata=manifest(
-                    {"name": f"{workload}-metrics-scrape", "namespace": namespace.metadata.name}
-                ),
-                spec=manifest(
-                    {
-                        "podSelector": {"matchLabels": selector_labels(workload)},
-                        "policyTypes": ["Ingress"],
-                        "ingress": scrape_ingress(port),
-                    }
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
+            self._policy(
+                name,
+                f"scrape-{workload}",
+                namespace,
+                f"{workload}-metrics-scrape",
+                {
+                    "podSelector": {"matchLabels": selector_labels(workload)},
+                    "policyTypes": ["Ingress"],
+                    "ingress": scrape_ingress(port),
+                },
             )
         self.name = namespace.metadata.name
         self.register_outputs({"name": self.name})
+
+    def _policy(
+        self,
+        name: str,
+        suffix: str,
+        namespace: k8s.core.v1.Namespace,
+        policy: str,
+        spec: dict[str, Any],
+    ) -> None:
+        """A NetworkPolicy in the namespace; created in it only once it exists (the Namespace's
+        own name Output)."""
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-{suffix}",
+            metadata=manifest({"name": policy, "namespace": namespace.metadata.name}),
+            spec=manifest(dict(spec)),
+            opts=pulumi.ResourceOptions(parent=self),
+        )

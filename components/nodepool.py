@@ -12,6 +12,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.config import NodePoolConfig
+from components.labels import MIN_NODES_REASON_LABEL, POOL_LABEL, POOL_RESOURCE_LABEL
 
 # Access is governed by the node service account's IAM roles, not by legacy OAuth scopes.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -29,9 +30,6 @@ DRIVER_VERSIONS = {"default": "DEFAULT", "latest": "LATEST", "installer": "INSTA
 # NodePoolNodeConfigSecondaryBootDiskArgs(disk_image, mode)). Requirements and sources:
 # components/config/rules/coldstart.py.
 CONTAINER_IMAGE_CACHE = "CONTAINER_IMAGE_CACHE"
-
-MIN_NODES_REASON_LABEL = "gke-gpu-min-nodes-reason"
-POOL_LABEL = "gke-gpu/pool"
 
 # GKE node pool names: 1-40 lowercase letters, digits and hyphens, starting with a letter and
 # ending with a letter or digit (the same rule as components/config/formats.py GKE_NAME).
@@ -134,6 +132,16 @@ def hardened_node_settings(service_account: pulumi.Input[str]) -> dict[str, Any]
     }
 
 
+def initial_nodes_per_zone(pool: NodePoolConfig) -> int:
+    """The pool's first nodes, per zone: GKE creates `initial_node_count` in EACH of its zones
+    (terraform-provider-google container_node_pool docs: "initial_node_count - The initial
+    number of nodes for the pool. In regional or multi-zonal clusters, this is the number of
+    nodes per zone"), so minNodes 1 over two zones would start two nodes. Rounded down: the
+    autoscaler adds what the pods need, and minNodes is a total (total_min_node_count). A pool
+    whose zones are not known here (GKE picks them) counts as one zone."""
+    return pool.min_nodes // max(1, len(pool.zones))
+
+
 # The NodePool settings this program sets whose change REPLACES the pool: ForceNew in the
 # Terraform schema pulumi-gcp bridges (hashicorp/terraform-provider-google-beta v7.45.0, commit
 # 3dc173a3, the upstream pinned by pulumi/pulumi-gcp v9.35.0; checked 2026-11-22):
@@ -152,16 +160,6 @@ def hardened_node_settings(service_account: pulumi.Input[str]) -> dict[str, Any]
 # create a new node pool"); it is hashed only when set, so pools without one keep their names.
 # gcfs_config (image streaming) is updated in place (node_config.go line 4488, "updating GKE node
 # pool gcfs_config"), so it is not here.
-def initial_nodes_per_zone(pool: NodePoolConfig) -> int:
-    """The pool's first nodes, per zone: GKE creates `initial_node_count` in EACH of its zones
-    (terraform-provider-google container_node_pool docs: "initial_node_count - The initial
-    number of nodes for the pool. In regional or multi-zonal clusters, this is the number of
-    nodes per zone"), so minNodes 1 over two zones would start two nodes. Rounded down: the
-    autoscaler adds what the pods need, and minNodes is a total (total_min_node_count). A pool
-    whose zones are not known here (GKE picks them) counts as one zone."""
-    return pool.min_nodes // max(1, len(pool.zones))
-
-
 def replacement_settings(pool: NodePoolConfig) -> dict[str, Any]:
     """The pool's replacement-forcing settings, as plain values (what gke_pool_name hashes)."""
     cold_start = (
@@ -207,7 +205,7 @@ def gke_pool_name(pool: NodePoolConfig) -> str:
 
     A change that replaces the pool also changes its name, so the new pool can exist next to
     the old one: Pulumi creates it, workloads roll over to it (they select it by this name,
-    components/workload.py node_selector), and only then is the old pool deleted. Settings GKE
+    components/placement.py node_selector), and only then is the old pool deleted. Settings GKE
     updates in place (machine type, node counts, labels) leave the name as it is.
     """
     digest = hashlib.sha256(
@@ -235,17 +233,37 @@ def cold_start_settings(pool: NodePoolConfig) -> dict[str, Any]:
 
 def resource_labels(pool: NodePoolConfig) -> dict[str, str]:
     """GCE labels on the pool's VMs; a pool kept warm says why, for the policy pack and billing."""
-    labels = {"gke-gpu-pool": pool.name}
+    labels = {POOL_RESOURCE_LABEL: pool.name}
     if pool.min_nodes_reason:
         labels[MIN_NODES_REASON_LABEL] = pool.min_nodes_reason
     return labels
+
+
+def node_config(
+    pool: NodePoolConfig, service_account: pulumi.Input[str]
+) -> gcp.container.NodePoolNodeConfigArgs:
+    """The pool's nodes: machine, GPUs, how they are bought, labels, hardening, cold start."""
+    return gcp.container.NodePoolNodeConfigArgs(
+        machine_type=pool.machine_type,
+        image_type=pool.image_type,
+        spot=pool.spot,
+        # Flex-start (Dynamic Workload Scheduler): GKE creates the nodes when capacity frees up,
+        # for up to seven days each (https://cloud.google.com/kubernetes-engine/docs/concepts/dws).
+        flex_start=True if pool.flex_start else None,
+        reservation_affinity=reservation_affinity(pool),
+        guest_accelerators=[guest_accelerator(pool)],
+        labels={POOL_LABEL: pool.name},
+        resource_labels=resource_labels(pool),
+        **hardened_node_settings(service_account),
+        **cold_start_settings(pool),
+    )
 
 
 class GpuNodePool(pulumi.ComponentResource):
     """A GKE node pool with GPUs attached: autoscaling, Spot, driver mode, sharing/MIG."""
 
     name: pulumi.Output[str]
-    """The node pool's GKE name (also its `cloud.google.com/gke-nodepool` label)."""
+    """The node pool's GKE name (also its nodes' NODEPOOL_LABEL, components/labels.py)."""
     capacity: list[pulumi.Resource]
     """What GPU workloads wait for (GpuWorkloadArgs.after): the GKE NodePool."""
 
@@ -270,21 +288,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 location_policy="ANY",
             ),
             placement_policy=placement_policy(pool),
-            node_config=gcp.container.NodePoolNodeConfigArgs(
-                machine_type=pool.machine_type,
-                image_type=pool.image_type,
-                spot=pool.spot,
-                # Flex-start (Dynamic Workload Scheduler): GKE creates the nodes when capacity
-                # frees up, for up to seven days each
-                # (https://cloud.google.com/kubernetes-engine/docs/concepts/dws).
-                flex_start=True if pool.flex_start else None,
-                reservation_affinity=reservation_affinity(pool),
-                guest_accelerators=[guest_accelerator(pool)],
-                labels={POOL_LABEL: pool.name},
-                resource_labels=resource_labels(pool),
-                **hardened_node_settings(args.service_account),
-                **cold_start_settings(pool),
-            ),
+            node_config=node_config(pool, args.service_account),
             # Flex-start pools run without auto-repair (cluster-toolkit gke-node-pool:
             # "enable_flex_start needs node auto_repair set to false").
             management=gcp.container.NodePoolManagementArgs(
@@ -295,30 +299,35 @@ class GpuNodePool(pulumi.ComponentResource):
             upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
                 strategy="SURGE", max_surge=0, max_unavailable=1
             ),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                # GKE's GPU guide (cloud.google.com/kubernetes-engine/docs/how-to/gpus): "When you
-                # add a GPU node pool to an existing cluster that already runs a non-GPU node
-                # pool, GKE automatically taints the GPU nodes" (nvidia.com/gpu:NoSchedule), so
-                # the pool is created after the system pool. (Wording as quoted in kserve's
-                # docs/samples/accelerators; the live page was not reachable, 2026-11-22.)
-                depends_on=list(args.after),
-                protect=args.protect,
-                # The autoscaler owns the node count after creation; initial_node_count is
-                # create-only, so a diff on it would replace the pool (and drain every node).
-                ignore_changes=["initialNodeCount"],
-                # Create the replacement first, then delete the old pool. The bridge asks for
-                # delete-before-replace whenever an auto-nameable `name` is set explicitly
-                # (pulumi/pulumi-terraform-bridge pkg/tfbridge/schema.go
-                # nameRequiresDeleteBeforeReplace, lines 193-245, and provider.go line 1275, at
-                # commit 59de6c66; pulumi-gcp auto-names every `name` through
-                # SetAutonaming, provider/resources.go line 3014), even when the name changes.
-                # The program's explicit false overrides that (pulumi/pulumi
-                # pkg/resource/deploy/step_generator.go lines 2040-2046 at commit 1b594989),
-                # which is safe because every replacement changes the name (gke_pool_name).
-                delete_before_replace=False,
-            ),
+            opts=self._options(args),
         )
         self.capacity = [node_pool]
         self.name = node_pool.name
         self.register_outputs({"name": self.name})
+
+    def _options(self, args: GpuNodePoolArgs) -> pulumi.ResourceOptions:
+        """The pool's lifecycle: created after the system pool, protected with the stack, its
+        node count left to the autoscaler, and replaced create-before-delete."""
+        return pulumi.ResourceOptions(
+            parent=self,
+            # GKE's GPU guide (cloud.google.com/kubernetes-engine/docs/how-to/gpus): "When you
+            # add a GPU node pool to an existing cluster that already runs a non-GPU node
+            # pool, GKE automatically taints the GPU nodes" (nvidia.com/gpu:NoSchedule), so
+            # the pool is created after the system pool. (Wording as quoted in kserve's
+            # docs/samples/accelerators; the live page was not reachable, 2026-11-22.)
+            depends_on=list(args.after),
+            protect=args.protect,
+            # The autoscaler owns the node count after creation; initial_node_count is
+            # create-only, so a diff on it would replace the pool (and drain every node).
+            ignore_changes=["initialNodeCount"],
+            # Create the replacement first, then delete the old pool. The bridge asks for
+            # delete-before-replace whenever an auto-nameable `name` is set explicitly
+            # (pulumi/pulumi-terraform-bridge pkg/tfbridge/schema.go
+            # nameRequiresDeleteBeforeReplace, lines 193-245, and provider.go line 1275, at
+            # commit 59de6c66; pulumi-gcp auto-names every `name` through
+            # SetAutonaming, provider/resources.go line 3014), even when the name changes.
+            # The program's explicit false overrides that (pulumi/pulumi
+            # pkg/resource/deploy/step_generator.go lines 2040-2046 at commit 1b594989),
+            # which is safe because every replacement changes the name (gke_pool_name).
+            delete_before_replace=False,
+        )

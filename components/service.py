@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 
 from components.config.rules.exposure import LOAD_BALANCED
 from components.config.schema import ExposeType
+from components.labels import INTERNAL_LB_ANNOTATION, MANAGED_BY_LABEL
 from components.manifest import manifest
 
 # A LoadBalancer on GKE takes a few minutes to get an address; Pulumi waits for it.
@@ -24,12 +25,9 @@ ADDRESS_TIMEOUT = "20m"
 # checked 2026-11-22). The same page recommends spec.loadBalancerClass
 # networking.gke.io/l4-regional-internal only from GKE 1.33.1-gke.1779000 with GKE subsetting,
 # and that field is immutable; the annotation works on every cluster version.
-INTERNAL_ANNOTATION = {"networking.gke.io/load-balancer-type": "Internal"}
+INTERNAL_ANNOTATION = {INTERNAL_LB_ANNOTATION: "Internal"}
 # Address types of a reserved regional address (gcp.compute.Address.address_type).
 ADDRESS_TYPES: dict[str, str] = {"LoadBalancer": "EXTERNAL", "Internal": "INTERNAL"}
-# The production marker on a production stack's Services (cluster.production): the policy pack's
-# production rules read it (policy/rules/props.py PRODUCTION_LABEL), never the stack's name.
-PRODUCTION_LABEL = "gke-gpu/production"
 
 
 @dataclass(frozen=True)
@@ -125,6 +123,27 @@ def network_policy_ingress(type_: ExposeType, target_port: int) -> list[dict[str
     return [rule]
 
 
+def service_spec(args: LoadBalancerServiceArgs) -> dict[str, Any]:
+    """The Service's spec but a reserved address: type, the gate's pods, the port, the sources."""
+    load_balanced = args.type in LOAD_BALANCED
+    spec: dict[str, Any] = {
+        # GKE makes an internal load balancer from a LoadBalancer Service with the annotation.
+        "type": "LoadBalancer" if load_balanced else args.type,
+        "selector": args.selector,
+        "ports": [
+            {
+                "name": "https" if args.tls else "http",
+                "port": args.port,
+                "targetPort": args.target_port,
+                "protocol": "TCP",
+            }
+        ],
+    }
+    if args.source_ranges and load_balanced:
+        spec["loadBalancerSourceRanges"] = list(args.source_ranges)
+    return spec
+
+
 class LoadBalancerService(pulumi.ComponentResource):
     """A workload's Service (LoadBalancer, Internal, ClusterIP or NodePort) and the NetworkPolicy
     that admits its serving port and nothing else."""
@@ -143,43 +162,19 @@ class LoadBalancerService(pulumi.ComponentResource):
         self, name: str, args: LoadBalancerServiceArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gke-gpu:index:LoadBalancerService", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         load_balanced = args.type in LOAD_BALANCED
-        spec: dict[str, Any] = {
-            # GKE makes an internal load balancer from a LoadBalancer Service with the annotation.
-            "type": "LoadBalancer" if load_balanced else args.type,
-            "selector": args.selector,
-            "ports": [
-                {
-                    "name": "https" if args.tls else "http",
-                    "port": args.port,
-                    "targetPort": args.target_port,
-                    "protocol": "TCP",
-                }
-            ],
-        }
-        if args.source_ranges and load_balanced:
-            spec["loadBalancerSourceRanges"] = list(args.source_ranges)
+        spec = service_spec(args)
         self.reserved_address = pulumi.Output.from_input(None)
         if args.static_address is not None and load_balanced:
             address = self._reserve(name, args.type, args.static_address).address
             spec["loadBalancerIP"] = address
             self.reserved_address = address
-        labels = {**args.selector, "app.kubernetes.io/managed-by": "pulumi", **args.labels}
+        labels = {**args.selector, MANAGED_BY_LABEL: "pulumi", **args.labels}
         metadata: dict[str, Any] = {"name": args.name, "namespace": args.namespace}
+        annotations = {"annotations": dict(INTERNAL_ANNOTATION)} if args.type == "Internal" else {}
         service = k8s.core.v1.Service(
             f"{name}-service",
-            metadata=manifest(
-                {
-                    **metadata,
-                    "labels": labels,
-                    **(
-                        {"annotations": dict(INTERNAL_ANNOTATION)}
-                        if args.type == "Internal"
-                        else {}
-                    ),
-                }
-            ),
+            metadata=manifest({**metadata, "labels": labels, **annotations}),
             spec=manifest(spec),
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -200,13 +195,25 @@ class LoadBalancerService(pulumi.ComponentResource):
                     "ingress": network_policy_ingress(args.type, args.target_port),
                 }
             ),
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self),
         )
+        self._addresses(args, service)
+        self.register_outputs(
+            {
+                "external_ip": self.external_ip,
+                "reserved_address": self.reserved_address,
+                "url": self.url,
+                "node_port": self.node_port,
+            }
+        )
+
+    def _addresses(self, args: LoadBalancerServiceArgs, service: k8s.core.v1.Service) -> None:
+        """Where the Service answers: node_port, external_ip and url, by Service type."""
         port, tls = args.port, args.tls
         self.node_port = service.spec.apply(
             lambda s: s.ports[0].node_port if s is not None and s.ports else None
         )
-        if load_balanced:
+        if args.type in LOAD_BALANCED:
             self.external_ip = service.status.apply(first_ingress)
             self.url = self.external_ip.apply(lambda address: url_for(address, port, tls))
         elif args.type == "ClusterIP":
@@ -219,14 +226,6 @@ class LoadBalancerService(pulumi.ComponentResource):
             self.url = pulumi.Output.all(args.namespace, self.node_port).apply(
                 lambda v, svc=args.name: node_port_endpoint(v[0], svc, v[1])
             )
-        self.register_outputs(
-            {
-                "external_ip": self.external_ip,
-                "reserved_address": self.reserved_address,
-                "url": self.url,
-                "node_port": self.node_port,
-            }
-        )
 
     def _reserve(self, name: str, type_: ExposeType, where: StaticAddress) -> gcp.compute.Address:
         """A regional address the load balancer keeps across re-created Services.

@@ -494,7 +494,7 @@ def test_every_machine_is_sold_some_known_way() -> None:
             assert m.consumption and m.consumption <= catalog.ALL_CONSUMPTION, f"{m.name}"
 
 
-# --- discoverability: docs/gpus.md table and `python -m tools.gpus` ---------------------------------
+# --- discoverability: docs/gpus.md table and `python -m tools.gpus` -----------------------------
 
 
 def test_readme_gpu_table_is_the_catalog() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components import cluster as cluster_component
+from components import cluster_settings
 from components.config import ClusterConfig, ConfigError, load
 from components.config.rules import exposure
 from tests.conftest import CLUSTER, MINIMAL, PROVIDER, Run, stack_config
@@ -183,8 +183,8 @@ def test_no_setting_that_replaces_the_prod_cluster_changed(
     prod: Recording,
 ) -> None:
     # What the Google provider marks ForceNew on the cluster cannot be read offline; the fields
-    # this change sets are the ones cited in-place in components/cluster.py, and none of the
-    # settings that do replace a cluster (network, subnetwork, datapathProvider) moved.
+    # this change sets are the ones cited in-place in components/cluster_settings.py, and none of
+    # the settings that do replace a cluster (network, subnetwork, datapathProvider) moved.
     cluster = prod.one(CLUSTER)
     assert cluster.protect and cluster.inputs["deletionProtection"] is True
     assert cluster.inputs["datapathProvider"] == "ADVANCED_DATAPATH"
@@ -384,5 +384,5 @@ def test_the_cluster_asks_for_the_binary_authorization_mode_the_pack_expects() -
     rules = importlib.import_module("policy.rules")
     if not hasattr(rules, "BINAUTHZ_ENFORCE"):
         pytest.skip("policy/rules/production.py has no Binary Authorization rule yet")
-    assert cluster_component.BINAUTHZ_EVALUATION_MODE == rules.BINAUTHZ_ENFORCE
-    assert cluster_component.SECURITY_POSTURE_MODE in rules.SECURITY_POSTURE_ON
+    assert cluster_settings.BINAUTHZ_EVALUATION_MODE == rules.BINAUTHZ_ENFORCE
+    assert cluster_settings.SECURITY_POSTURE_MODE in rules.SECURITY_POSTURE_ON

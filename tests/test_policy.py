@@ -21,7 +21,7 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import PolicyCustomTimeouts, PolicyResourceOptions, ResourceValidationArgs
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
-from components import driver, nodepool, workload
+from components import driver, labels
 from policy.__main__ import PACK_NAME, build_policies
 from policy.rules import (
     ACCELERATOR_LABEL,
@@ -226,9 +226,9 @@ def test_evaluate_reports_each_violation_with_its_rule_and_enforcement_level() -
 
 
 def test_the_rules_use_the_same_names_as_the_program() -> None:
-    assert GPU_RESOURCE == workload.GPU_RESOURCE
-    assert ACCELERATOR_LABEL == workload.ACCELERATOR_LABEL
-    assert MIN_NODES_REASON_LABEL == nodepool.MIN_NODES_REASON_LABEL, (
+    assert GPU_RESOURCE == labels.GPU_RESOURCE
+    assert ACCELERATOR_LABEL == labels.ACCELERATOR_LABEL
+    assert MIN_NODES_REASON_LABEL == labels.MIN_NODES_REASON_LABEL, (
         "minNodesReason only silences the scale-to-zero rule if both sides use one label"
     )
     assert driver.NAMESPACE == SYSTEM_NAMESPACE and driver.NAME.startswith(

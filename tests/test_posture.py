@@ -21,8 +21,9 @@ import pytest
 from components import egress
 from components.config import ConfigError, load
 from components.config.defaults import RUN_AS_USER
+from components.config.rules.mounts import HOME_PATH
+from components.labels import FUSE_VOLUMES_ANNOTATION
 from components.namespace import POD_SECURITY_LABELS
-from components.workload import FUSE_VOLUMES_ANNOTATION, HOME_PATH
 from tests.conftest import MINIMAL, NAMESPACE, Run
 from tests.test_deployable import STACK_FILES
 from tools import render

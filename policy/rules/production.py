@@ -6,7 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .props import (
+    APP_NAME_LABEL,
     CLUSTER_TYPE,
+    GATE_NAME_LABEL,
+    INTERNAL_LB_ANNOTATION,
     PRODUCTION_CLUSTER_LABEL,
     PRODUCTION_ENV,
     PRODUCTION_LABEL,
@@ -25,7 +28,6 @@ from .props import (
 )
 from .ranges import MIN_PREFIX_IPV4, MIN_PREFIX_IPV6, source_range_problems
 
-INTERNAL_LB_ANNOTATION = "networking.gke.io/load-balancer-type"
 INTERNAL_LB_CLASS = "networking.gke.io/l4-regional-internal"
 
 # pulumi-gcp 10.2.0 Cluster inputs (container/_inputs.py): ClusterBinaryAuthorizationArgs.
@@ -83,10 +85,6 @@ def load_balancers_restricted_in_prod(
     ]
 
 
-# The gate's pods (components/gate.py GATE_NAME_LABEL): every exposed endpoint selects them.
-GATE_NAME_LABEL = "gke-gpu-gate"
-
-
 def endpoints_use_tls_in_prod(
     resource_type: str, props: Mapping[str, Any], context: Context
 ) -> list[str]:
@@ -100,7 +98,7 @@ def endpoints_use_tls_in_prod(
     if resource_type != SERVICE_TYPE or not is_production(resource_type, props, context.production):
         return []
     spec = _mapping(props.get("spec"))
-    if _mapping(spec.get("selector")).get("app.kubernetes.io/name") != GATE_NAME_LABEL:
+    if _mapping(spec.get("selector")).get(APP_NAME_LABEL) != GATE_NAME_LABEL:
         return []
     plain = [
         _show(_mapping(port).get("port"))
@@ -152,11 +150,12 @@ def private_nodes_in_prod(
 ) -> list[str]:
     """A production GKE cluster's nodes have no public IP address. Mandatory.
 
-    The cluster-wide switch is privateClusterConfig.enablePrivateNodes (what components/cluster.py
-    sets from cluster.privateNodes). pulumi-gcp 10.2.0's Cluster has no cluster-wide
-    networkConfig.defaultEnablePrivateNodes input (only node pools' networkConfig.
-    enablePrivateNodes; container/_inputs.py), so that is the field read. A GPU node with a public
-    address is one firewall rule away from the internet, hostPorts and NodePorts included.
+    The cluster-wide switch is privateClusterConfig.enablePrivateNodes (what
+    components/cluster_settings.py sets from cluster.privateNodes). pulumi-gcp 10.2.0's Cluster
+    has no cluster-wide networkConfig.defaultEnablePrivateNodes input (only node pools'
+    networkConfig.enablePrivateNodes; container/_inputs.py), so that is the field read. A GPU node
+    with a public address is one firewall rule away from the internet, hostPorts and NodePorts
+    included.
     """
     if not _production_cluster(resource_type, props, context):
         return []
@@ -181,7 +180,7 @@ def control_plane_restricted_in_prod(
     any other customer's VM included (pulumi-gcp 10.2.0 ClusterMasterAuthorizedNetworksConfigArgs:
     "Whether Kubernetes master is accessible via Google Compute Engine Public IPs"). Without
     them a leaked credential works from anywhere. CI reaches such a cluster through its
-    DNS-based endpoint, where IAM decides (components/cluster.py).
+    DNS-based endpoint, where IAM decides (components/cluster_settings.py dns_endpoint_open).
     """
     if not _production_cluster(resource_type, props, context):
         return []
@@ -298,7 +297,7 @@ def _marked_kind(resource_type: str, props: Mapping[str, Any]) -> str | None:
     if resource_type != SERVICE_TYPE:
         return None
     spec = _mapping(props.get("spec"))
-    gate = _mapping(spec.get("selector")).get("app.kubernetes.io/name") == GATE_NAME_LABEL
+    gate = _mapping(spec.get("selector")).get(APP_NAME_LABEL) == GATE_NAME_LABEL
     public = spec.get("type") == "LoadBalancer" and not _is_internal_load_balancer(props)
     return f'the label {PRODUCTION_LABEL}: "true"' if gate or public else None
 

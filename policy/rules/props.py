@@ -13,11 +13,19 @@ from typing import Any
 # not run for that resource. So the rules test for Mapping/Sequence, never dict/list, and read a
 # value only when a decision needs it.
 
-# The same names as in components/ (workload.py, nodepool.py); tests/test_policy.py checks that
-# they agree. They are repeated because components/ needs pulumi_gcp and the pack's venv does not.
+# The label, annotation and resource names the rules read: the same names and values as in
+# components/labels.py, which tests/test_labels.py checks. They are repeated because components/
+# needs pulumi_gcp and the pack's venv does not.
 GPU_RESOURCE = "nvidia.com/gpu"
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 MIN_NODES_REASON_LABEL = "gke-gpu-min-nodes-reason"
+APP_NAME_LABEL = "app.kubernetes.io/name"
+INTERNAL_LB_ANNOTATION = "networking.gke.io/load-balancer-type"
+# The app.kubernetes.io/name of the gate's pods: every exposed endpoint selects them.
+GATE_NAME_LABEL = "gke-gpu-gate"
+# The production marker: the Kubernetes label on exposed Services, the GCE label on the cluster.
+PRODUCTION_LABEL = "gke-gpu/production"
+PRODUCTION_CLUSTER_LABEL = "gke-gpu-production"
 
 # (API group, kind) -> where the pod spec sits in the object. Matching on group and kind, not on
 # the API version, keeps older versions (batch/v1beta1 CronJob, extensions/v1beta1) covered.
@@ -39,9 +47,6 @@ CONTAINER_LISTS = (
     ("ephemeralContainers", "ephemeral container"),
 )
 SERVICE_TYPE = "kubernetes:core/v1:Service"
-# The production marker (components: __main__.py production_labels, cluster.py PRODUCTION_LABEL).
-PRODUCTION_LABEL = "gke-gpu/production"
-PRODUCTION_CLUSTER_LABEL = "gke-gpu-production"
 NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 # The GitHub environment variable that makes a stack production whatever its stack file says

@@ -1,0 +1,261 @@
+"""A GPU workload's pod template: its container (resources, env, mounts, probes), its volumes and
+a restricted sandbox (non-root, read-only root filesystem, no service-account token), placed by
+components/placement.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from components.config import Mode, WorkloadConfig, defaults
+from components.config.formats import is_vllm_image
+from components.config.rules.exposure import API_KEY_ENV
+from components.config.rules.mounts import HOME_PATH, SHM_PATH, TMP_PATH, mounts_home
+from components.labels import GPU_RESOURCE, workload_labels
+from components.model_cache import model_cache_volumes, pod_annotations
+from components.placement import node_selector, tolerations, zone_spread
+
+# --- running as non-root with a read-only root filesystem -----------------------------------------
+# Writable places for an image built to run as root: an emptyDir at /tmp, and one for HOME when no
+# cache disk holds it. The name is what getpass.getuser() returns (runtime_env).
+TMP_VOLUME = "tmp"
+HOME_VOLUME = "home"
+RUN_AS_NAME = "gke-gpu"
+
+
+def container_security_context() -> dict[str, Any]:
+    """Restricted: no privilege escalation, no Linux capabilities, default seccomp profile."""
+    return {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def run_as(w: WorkloadConfig) -> int:
+    """The workload's uid and gid: workloads[].runAsUser, else the non-root default."""
+    return defaults.RUN_AS_USER if w.run_as_user is None else w.run_as_user
+
+
+def pod_security_context(w: WorkloadConfig) -> dict[str, Any]:
+    """Pod Security "restricted" at the pod level: a non-root uid named explicitly (the vLLM and
+    CUDA images name none and so run as root; Jupyter's docker-stacks run as 1000), so the
+    kubelet's runAsNonRoot check passes without reading the image. fsGroup makes every volume
+    that supports ownership management (the cache disk, the data disk, emptyDirs) group-writable
+    and is a supplemental group of every container, the injected Cloud Storage FUSE sidecar
+    (65534) included, which writes its file cache to the cache disk."""
+    uid = run_as(w)
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": uid,
+        "runAsGroup": uid,
+        "fsGroup": uid,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def probes(w: WorkloadConfig) -> dict[str, Any]:
+    """Startup probe covers the model load; readiness/liveness then watch the served path."""
+    if w.probe is None:
+        return {}
+    check: dict[str, Any] = (
+        {"httpGet": {"path": w.probe.path, "port": w.probe.port}}
+        if w.probe.path is not None
+        else {"tcpSocket": {"port": w.probe.port}}
+    )
+    period = 10
+    return {
+        "startupProbe": {
+            **check,
+            "periodSeconds": period,
+            "failureThreshold": max(1, w.probe.startup_seconds // period),
+        },
+        "readinessProbe": {**check, "periodSeconds": period, "failureThreshold": 3},
+        "livenessProbe": {**check, "periodSeconds": 20, "failureThreshold": 3},
+    }
+
+
+def secret_env_names(w: WorkloadConfig) -> list[str]:
+    """Env vars read from the workload's Secret: `secretEnv` keys, env values from `secure:` and
+    the generated API key (VLLM_API_KEY, components/apikey.py)."""
+    api_key = {API_KEY_ENV} if w.api_key else set()
+    return sorted({k for k, _ in w.secret_env} | {k for k, _ in w.secret_values} | api_key)
+
+
+def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> dict[str, Any]:
+    """The workload's one container: image, resources, sandbox, mounts, probes, command, env."""
+    container: dict[str, Any] = {
+        "name": w.name,
+        "image": w.image,
+        "resources": container_resources(w),
+        "securityContext": {
+            **container_security_context(),
+            "readOnlyRootFilesystem": w.read_only_root_filesystem,
+        },
+        "volumeMounts": container_mounts(w),
+        **probes(w),
+    }
+    # Config from outside the stack file (an ESC environment, --config-file) may hold a secret
+    # in any leaf of a secret key: fail closed on the free-text ones too (config/source.py).
+    text = pulumi.Output.secret if w.secret_args else str
+    if w.command:
+        container["command"] = [text(c) for c in w.command]
+    if w.args:
+        container["args"] = [text(a) for a in w.args]
+    env = container_env(w, secret_name)
+    if env:
+        container["env"] = env
+    if w.port is not None:
+        container["ports"] = [{"name": "http", "containerPort": w.port}]
+    return container
+
+
+def container_resources(w: WorkloadConfig) -> dict[str, Any]:
+    """Requests as configured; limits on memory and the GPUs."""
+    limits: dict[str, str] = {"memory": w.memory} if w.memory else {}
+    if w.gpu_count:
+        limits[GPU_RESOURCE] = str(w.gpu_count)
+    requests = {
+        k: v
+        for k, v in (
+            ("cpu", w.cpu),
+            ("memory", w.memory),
+            ("ephemeral-storage", w.ephemeral_storage),
+        )
+        if v
+    }
+    return {"requests": requests, "limits": limits}
+
+
+def container_env(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> list[dict[str, Any]]:
+    """Plain env, then the runtime's (HOME, USER, cache roots), then values from the Secret."""
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in w.env] + runtime_env(w)
+    env += [
+        {"name": k, "valueFrom": {"secretKeyRef": {"name": secret_name, "key": k}}}
+        for k in secret_env_names(w)
+    ]
+    return env
+
+
+def container_mounts(w: WorkloadConfig) -> list[dict[str, Any]]:
+    """Shared memory, the writable places, and the cache, data and model volumes it has."""
+    mounts: list[dict[str, Any]] = [
+        {"name": "dshm", "mountPath": SHM_PATH},
+        *writable_mounts(w),
+    ]
+    if w.cache is not None:
+        mounts.append({"name": "cache", "mountPath": w.cache.path})
+    if w.storage is not None:
+        mounts.append({"name": "data", "mountPath": w.storage.mount_path})
+    if w.model_cache is not None:
+        mounts.append({"name": "model", "mountPath": w.model_cache.mount_path, "readOnly": True})
+    return mounts
+
+
+def cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
+    """The cache as a generic ephemeral volume: a PVC made and deleted with each pod
+    (kubernetes.io/docs/concepts/storage/ephemeral-volumes/#generic-ephemeral-volumes)."""
+    if w.cache is None:
+        return []
+    claim: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": w.cache.size}},
+    }
+    if w.cache.storage_class:
+        claim["storageClassName"] = w.cache.storage_class
+    return [{"name": "cache", "ephemeral": {"volumeClaimTemplate": {"spec": claim}}}]
+
+
+def home(w: WorkloadConfig) -> str:
+    """HOME: the cache disk when there is one (vLLM, Triton, FlashInfer and CUDA write their
+    caches under ~, and on Autopilot an emptyDir counts against the pod's 1 GiB default
+    ephemeral-storage request), else an emptyDir of its own."""
+    return w.cache.path if w.cache is not None else HOME_PATH
+
+
+def writable_mounts(w: WorkloadConfig) -> list[dict[str, str]]:
+    """What stays writable under a read-only root filesystem: /tmp, and HOME unless it is the
+    cache disk or the workload sets HOME itself."""
+    mounts = [{"name": TMP_VOLUME, "mountPath": TMP_PATH}]
+    if mounts_home(w.cache is not None, _set_env(w)):
+        mounts.append({"name": HOME_VOLUME, "mountPath": HOME_PATH})
+    return mounts
+
+
+def writable_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
+    return [{"name": m["name"], "emptyDir": {}} for m in writable_mounts(w)]
+
+
+def _set_env(w: WorkloadConfig) -> set[str]:
+    return {k for k, _ in w.env} | set(secret_env_names(w))
+
+
+def runtime_env(w: WorkloadConfig) -> list[dict[str, str]]:
+    """HOME, USER and the cache roots, for an image that expects to run as root with HOME=/root
+    (vLLM's image has no USER instruction: vllm-project/vllm docker/Dockerfile at dead20ba).
+    A variable the workload sets itself is left alone, and a cache root is derived from
+    XDG_CACHE_HOME when only that is set.
+
+    - HOME: what os.path.expanduser("~") reads first (Python os.path docs); a uid without a
+      passwd entry would otherwise get "/".
+    - USER: getpass.getuser() returns it before looking the uid up in /etc/passwd, which fails
+      for a uid the image does not know (Python getpass docs); vLLM 0.29 calls it for its
+      FlashAttention CuTe cache (vllm/vllm_flash_attn/cute/cache_utils.py line 46) and torch
+      for its default inductor cache (/tmp/torchinductor_<user>).
+    - XDG_CACHE_HOME: vLLM's get_default_cache_root (vllm/envs.py lines 328-332 of the 0.29.0
+      wheel), huggingface_hub's HF_HOME default and Triton/FlashInfer/outlines follow it or ~.
+    - HF_HOME (model downloads, $XDG_CACHE_HOME/huggingface by default) and VLLM_CACHE_ROOT
+      (torch.compile, Inductor and Triton caches: vllm/envs.py lines 693-698, and
+      vllm/compilation/compiler_interface.py lines 475-480 point TORCHINDUCTOR_CACHE_DIR and
+      TRITON_CACHE_DIR under it) are set explicitly for a vLLM server, so the plan shows where
+      weights land. VLLM_CONFIG_ROOT (usage stats, ~/.config/vllm, envs.py lines 684-689) and
+      VLLM_RPC_BASE_PATH (tempfile.gettempdir(), envs.py line 711) land in HOME and /tmp."""
+    given = _set_env(w)
+    cache_root = w.cache.path if w.cache is not None else f"{HOME_PATH}/.cache"
+    wanted = [("HOME", home(w)), ("USER", RUN_AS_NAME), ("XDG_CACHE_HOME", cache_root)]
+    if is_vllm_image(w.image) and "XDG_CACHE_HOME" not in given:
+        wanted += [
+            ("HF_HOME", f"{cache_root}/huggingface"),
+            ("VLLM_CACHE_ROOT", f"{cache_root}/vllm"),
+        ]
+    return [{"name": k, "value": v} for k, v in wanted if k not in given]
+
+
+def pod_spec(
+    mode: Mode, w: WorkloadConfig, secret_name: pulumi.Input[str] | None
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "automountServiceAccountToken": False,
+        "securityContext": pod_security_context(w),
+        "containers": [container_spec(w, secret_name)],
+        # PyTorch/NCCL use shared memory beyond the container runtime's 64 MB default.
+        "volumes": [
+            {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+            *writable_volumes(w),
+            *cache_volumes(w),
+            *model_cache_volumes(w),
+        ],
+        "tolerations": tolerations(mode, w),
+    }
+    selector = node_selector(mode, w)
+    if selector:
+        spec["nodeSelector"] = selector
+    if w.model_cache is not None:
+        # Its own service account, which Workload Identity lets read the bucket (ModelCacheAccess).
+        spec["serviceAccountName"] = w.name
+    if w.max_replicas > 1 and w.kind != "Job":
+        spec["topologySpreadConstraints"] = zone_spread(w)
+    if w.kind == "Job":
+        spec["restartPolicy"] = "Never"
+    return spec
+
+
+def pod_template(
+    mode: Mode, w: WorkloadConfig, secret_name: pulumi.Input[str] | None
+) -> dict[str, Any]:
+    """The pod template of the Deployment, StatefulSet or Job: labels, annotations, spec."""
+    metadata: dict[str, Any] = {"labels": workload_labels(w.name)}
+    if pod_annotations(mode, w):
+        metadata["annotations"] = pod_annotations(mode, w)
+    return {"metadata": metadata, "spec": pod_spec(mode, w, secret_name)}

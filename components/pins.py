@@ -37,7 +37,6 @@ VLLM_MIN_DRIVER = "580.65.06"
 #     driver version", quoted in GoogleCloudPlatform/container-engine-accelerators issue 402).
 # The exact R580 patch GKE 1.35 installs could not be read from Google's driver table.
 GKE_DRIVER_FOR_VLLM = "latest"
-GKE_DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"
 # CUDA 13.0 dropped Volta (sm_70) and older ("CUDA 13.0 dropped support for Volta (SM70), but not
 # Turing (SM75)", NVIDIA/cuDecomp PR 97): the default image cannot run on V100, P100 or P4
 # (compute capabilities in components/catalog/gpus.py). VLLM_IMAGE_CUDA12 is the CUDA 12.9 build of

@@ -3,8 +3,6 @@ upgraded to this program, keeps every resource (no delete, no replacement by a n
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests import golden
@@ -23,59 +21,62 @@ def recorded() -> dict[str, list[Registration]]:
     return {name: golden.render(name, path).recording.resources for name, path in golden.stacks()}
 
 
-@pytest.fixture(scope="module")
-def olds() -> dict[str, dict[str, str | None]]:
-    return json.loads(golden.GOLDEN.read_text())
+RELEASES = golden.releases()
 
 
-def test_every_shipped_stack_has_a_golden_state(recorded, olds):
-    missing = sorted(set(recorded) - set(olds))
+def test_every_shipped_stack_has_a_golden_state(recorded):
+    guarded = {stack for olds in RELEASES.values() for stack in olds}
+    missing = sorted(set(recorded) - guarded)
     assert not missing, (
-        f"stacks {missing} have no golden URNs, so nothing guards their upgrades: run "
-        "`python -m tests.golden --write` on the release that ships them"
+        f"stacks {missing} have no golden state in any release, so nothing guards their "
+        "upgrades: add this release's with `python -m tests.golden --write RELEASE`"
     )
 
 
+@pytest.mark.parametrize("release", sorted(RELEASES))
 @pytest.mark.parametrize("stack", [name for name, _ in golden.stacks()])
-def test_upgrade_from_the_golden_release_deletes_and_replaces_nothing(stack, recorded, olds):
-    result = golden.upgrade(olds[stack], recorded[stack])
+def test_upgrade_from_each_golden_release_deletes_and_replaces_nothing(release, stack, recorded):
+    olds = RELEASES[release].get(stack)
+    if olds is None:
+        pytest.skip(f"{stack} did not ship in {release}")
+    result = golden.upgrade(olds, recorded[stack])
     deleted = [urn for urn in result.deleted if urn not in INTENDED_REPLACEMENTS]
     renamed = [r for r in result.renamed if r[0] not in INTENDED_REPLACEMENTS]
+    assert not result.errors, f"`pulumi up` of {stack} from {release} would stop: {result.errors}"
     assert not deleted, (
-        f"`pulumi up` of a {stack} stack deployed with the golden release would DELETE "
+        f"`pulumi up` of a {stack} stack deployed with {release} would DELETE "
         f"{len(deleted)} resource(s) no resource claims by URN or alias: {deleted[:5]}. Give the "
         "moved resource `aliases` (its old name/parent), or name it in INTENDED_REPLACEMENTS."
     )
     assert not renamed, (
-        f"`pulumi up` of {stack} would REPLACE resources whose physical name changed "
-        f"(golden URN, old, new): {renamed[:5]}"
+        f"`pulumi up` of {stack} from {release} would REPLACE resources whose name or "
+        f"replacement-forcing inputs changed (golden URN, old, new): {renamed[:3]}"
     )
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_a_stack_from_before_the_namespace_component_keeps_its_namespace(stack, recorded):
     old = PRE_COMPONENT_NAMESPACE.format(stack=stack)
-    result = golden.upgrade({old: f"/{_namespace_name(recorded[stack])}"}, recorded[stack])
-    assert not result.deleted, (
+    (namespace,) = [r for r in recorded[stack] if r.type == "kubernetes:core/v1:Namespace"]
+    result = golden.upgrade({old: golden.physical_name(namespace)}, recorded[stack])
+    assert not result.deleted and not result.renamed, (
         f"a {stack} stack deployed before WorkloadNamespace holds its namespace at {old}; "
         "without an alias the engine deletes it, and every workload in it"
     )
-
-
-def _namespace_name(resources: list[Registration]) -> str:
-    (namespace,) = [r for r in resources if r.type == "kubernetes:core/v1:Namespace"]
-    return namespace.inputs["metadata"]["name"]
+    assert result.aliased == {namespace.urn: old}
 
 
 # The replay itself, on hand-made registrations: it must see a move without an alias.
 STACK = "urn:pulumi:t::gke-gpu::pulumi:pulumi:Stack::gke-gpu-t"
 
 
-def _reg(type_: str, name: str, urn: str, parent: str = STACK, aliases=()) -> Registration:
+def _reg(
+    type_: str, name: str, urn: str, parent: str = STACK, aliases=(), inputs=None
+) -> Registration:
     return Registration(
-        type=type_, name=name, urn=urn, parent=parent, custom=False, provider="",
+        type=type_, name=name, urn=urn, parent=parent, custom=inputs is not None, provider="",
         dependencies=[], protect=False, ignore_changes=[], custom_timeouts={},
-        delete_before_replace=False, inputs={}, aliases=list(aliases),
+        delete_before_replace=False, inputs=inputs or {}, aliases=list(aliases),
     )  # fmt: skip
 
 
@@ -110,3 +111,34 @@ def test_the_replay_carries_a_parent_alias_to_its_children():
         f"inheritedChildAlias); deleted: {result.deleted}"
     )
     assert result.aliased == {NEW_CHILD: OLD_CHILD, NEW_GRANDCHILD: OLD_GRANDCHILD}
+
+
+def test_the_replay_stops_on_a_duplicate_alias_as_the_engine_does():
+    old = "urn:pulumi:t::gke-gpu::gke-gpu:index:ApiKey::a"
+    renamed = _reg("gke-gpu:index:ApiKey", "b", old.replace("::a", "::b"), aliases=[{"name": "a"}])
+    taken = _reg("gke-gpu:index:ApiKey", "a", old)
+    for order in ([renamed, taken], [taken, renamed]):
+        assert golden.upgrade({old: None}, order).errors, (
+            "two resources claiming one old URN (one by alias) is the engine's 'Duplicate "
+            "resource alias' error: `pulumi up` stops, and the replay must say so"
+        )
+
+
+DEPLOYMENT_URN = "urn:pulumi:t::gke-gpu::kubernetes:apps/v1:Deployment::d"
+
+
+def _deployment(selector: dict[str, str], replicas: int) -> Registration:
+    spec = {"selector": {"matchLabels": selector}, "replicas": replicas}
+    inputs = {"metadata": {"name": "llm", "namespace": "gke-gpu"}, "spec": spec}
+    return _reg("kubernetes:apps/v1:Deployment", "d", DEPLOYMENT_URN, inputs=inputs)
+
+
+def test_the_replay_sees_a_replacement_the_provider_forces_and_not_an_update():
+    olds = golden.snapshot([_deployment({"app": "llm"}, 1)])
+    assert not golden.upgrade(olds, [_deployment({"app": "llm"}, 3)]).renamed, (
+        "replicas is an in-place update: the replay must not call it a replacement"
+    )
+    assert golden.upgrade(olds, [_deployment({"app": "model"}, 1)]).renamed, (
+        "a Deployment's selector is immutable: pulumi-kubernetes replaces the Deployment "
+        "(diff.go forceNewProperties), and the replay must say so"
+    )

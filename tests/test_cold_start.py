@@ -174,7 +174,7 @@ def test_a_channel_starting_below_the_disk_minimum_is_refused(
         "every channel's 2026 default is above GKE's minimum for secondary boot disks"
     )
     monkeypatch.setitem(pins.CHANNEL_DEFAULT_VERSION, "STABLE", "1.29.9-gke.1000000")
-    (problem,) = coldstart.version_problems("nodePools[0].secondaryBootDisk", "STABLE")
+    (problem,) = map(str, coldstart.version_problems("nodePools[0].secondaryBootDisk", "STABLE"))
     assert "1.30.1-gke.1329000" in problem and "STABLE" in problem, (
         "a cluster older than GKE's minimum would refuse the pool at create time"
     )

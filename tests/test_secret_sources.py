@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from components.config import ConfigError
+from components.config import ConfigError, load
 from tests.conftest import DEPLOYMENT, MINIMAL
 from tools import render
 from tools.engine import Recording, run_program
@@ -201,3 +201,29 @@ def test_a_secret_namespace_is_refused_without_echoing_it(tmp_path: Path, stack_
         f"one problem, at the key: a namespace's name is sent in plain text ({problems})"
     )
     assert TOKEN not in str(problems), "the secret value (not a valid name) is never shown"
+
+
+def test_a_secret_where_none_makes_sense_is_not_echoed_by_a_rule_on_another_key() -> None:
+    """A `secure:` gpu.type is refused by its path, and its value is skipped before parsing: the
+    compact placement rule, whose message names the pool's GPU type, never sees it (a leak the
+    property tests found: tests/test_properties.py, secret-that-is-also-invalid)."""
+    secret = "Bad_Secret_aaaaaaaaaaaaaaaa"
+    pool = {
+        "name": "a100",
+        "gpu": {"type": secret},
+        "placement": "compact",
+        "zones": ["us-central1-a"],
+    }
+    raw = {"cluster": {"mode": "standard"}, "nodePools": [pool]}
+    with pytest.raises(ConfigError) as raised:
+        load(
+            raw,
+            project="acme-ml-test",
+            region="us-central1",
+            stack="esc",
+            secret_keys=frozenset({"nodePools"}),
+            secure_paths=frozenset({"nodePools[0].gpu.type"}),
+        )
+    problems = raised.value.problems
+    assert any(p.startswith("nodePools[0].gpu.type: a secret (`secure:`)") for p in problems)
+    assert not [p for p in problems if secret in p], "a secret value must appear in no message"

@@ -11,6 +11,7 @@ import pytest
 from components import catalog
 from components.catalog import zones
 from components.config import ConfigError, StackConfig, load
+from components.config.context import Context
 from components.config.rules import machines
 from components.config.schema import ClusterSpec
 from tests.conftest import NODE_POOL, STANDARD, Run
@@ -148,7 +149,9 @@ def test_every_gke_gpu_type_has_zone_or_region_data() -> None:
 def test_a_system_pool_machine_gke_system_pods_do_not_fit_on_is_refused(
     machine_type: str,
 ) -> None:
-    (problem,) = machines.system_pool_problems(_system(machine_type), "standard")
+    (problem,) = map(
+        str, machines.system_pool_problems(_system(machine_type), Context(mode="standard"))
+    )
     assert problem.startswith(f"cluster.systemPool.machineType: '{machine_type}' is "), (
         "GKE would fail to create the pool, or its system pods would not fit on the node"
     )
@@ -157,12 +160,12 @@ def test_a_system_pool_machine_gke_system_pods_do_not_fit_on_is_refused(
 
 def test_the_default_system_pool_machine_and_e2_medium_are_accepted() -> None:
     for machine_type in ("e2-standard-2", "e2-medium", "n2d-standard-4", "n1-standard-2"):
-        assert machines.system_pool_problems(_system(machine_type), "standard") == [], (
-            f"{machine_type} is a machine GKE's own docs and defaults use for system nodes"
-        )
+        assert (
+            machines.system_pool_problems(_system(machine_type), Context(mode="standard")) == []
+        ), f"{machine_type} is a machine GKE's own docs and defaults use for system nodes"
 
 
 def test_the_system_pool_rule_applies_only_to_standard_clusters() -> None:
-    assert machines.system_pool_problems(_system("banana"), "autopilot") == [], (
+    assert machines.system_pool_problems(_system("banana"), Context(mode="autopilot")) == [], (
         "Autopilot has no system pool of ours; cluster.systemPool is reported there on its own"
     )

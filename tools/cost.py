@@ -15,11 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from components import allocatable, catalog, gate
-from components.allocatable import Resources
+from components import allocatable, gate
 from components.catalog import prices
-from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
-from components.config.rules import capacity_sources, fit
+from components.config import (
+    CapacityChoice,
+    ClusterConfig,
+    NodePoolConfig,
+    StackConfig,
+    WorkloadConfig,
+)
 
 ON_DEMAND, SPOT = "on-demand", "Spot"
 
@@ -39,9 +43,6 @@ class Rate:
             return None if value is None else value * n
 
         return Rate(times(self.configured), times(self.on_demand), times(self.spot))
-
-
-ZERO = Rate(0.0, 0.0, 0.0)
 
 
 @dataclass
@@ -74,73 +75,46 @@ def node_rate(
     return Rate(configured, on_demand, spot_price)
 
 
+def how(spot: bool, flex_start: bool) -> str:
+    return "flex-start" if flex_start else SPOT if spot else ON_DEMAND
+
+
+def pool_line(pool: NodePoolConfig, region: str) -> str:
+    """The summary's line on what one node of the pool costs, and the pool idle and at most."""
+    rate, idle = pool_rate(pool, region), pool.idle_nodes
+    return (
+        f"            cost per node {money(rate.configured)} ({how(pool.spot, pool.flex_start)}; "
+        f"on-demand {money(rate.on_demand)}, Spot {money(rate.spot)}): idle "
+        f"{money((rate * idle).configured)} ({idle} node(s): minNodes {pool.min_nodes}, "
+        f"{pool.pinned_nodes} held by replicas), max {money((rate * pool.max_nodes).configured)}"
+    )
+
+
 def pool_rate(pool: NodePoolConfig, region: str) -> Rate:
     return node_rate(
         pool.machine_type, pool.gpu_type, pool.gpu_count, pool.spot, pool.flex_start, region
     )
 
 
-def idle_pods(w: WorkloadConfig) -> int:
-    """Pods a long-running workload keeps up with no traffic; a Job's only while it runs."""
-    if w.kind == "Job":
-        return 0
-    return w.autoscale.min_replicas if w.autoscale else w.replicas
-
-
-def pinned_nodes(pool: NodePoolConfig, workloads: Iterable[WorkloadConfig]) -> int:
-    """Nodes of `pool` its workloads' idle pods hold: their GPUs (or GPU slots on a shared
-    pool) packed onto the pool's nodes. The autoscaler removes a node only when its pods can
-    move elsewhere, so these nodes stay up whatever minNodes says."""
-    if pool.shared:
-        slots = sum(idle_pods(w) for w in workloads)
-        per_node = fit.slots_per_node(pool)
-    else:
-        slots = sum(idle_pods(w) * w.gpu_count for w in workloads)
-        per_node = pool.gpu_count
-    return -(-slots // per_node) if per_node else 0
-
-
-def workloads_on(config: StackConfig, pool: NodePoolConfig) -> list[WorkloadConfig]:
-    """The workloads the config placed on `pool`."""
-    return [w for w in config.workloads if w.node_pool == pool]
-
-
-def idle_nodes(pool: NodePoolConfig, workloads: Iterable[WorkloadConfig]) -> int:
-    """What stays up of a pool with no traffic: the pinned nodes, and at least minNodes."""
-    return max(pool.min_nodes, pinned_nodes(pool, workloads))
-
-
-def pod_machine(w: WorkloadConfig) -> catalog.MachineType | None:
-    """The node Autopilot creates for one of the workload's pods (the smallest that holds it)."""
-    if w.gpu_type is None or w.gpu_type not in catalog.GPU_TYPES:
-        return None
-    side = fit.sidecar(w)  # the FUSE sidecar shares the pod's node
-    requests = Resources(
-        allocatable.parse_cpu(w.cpu or "0") + side.cpu_millicores,
-        allocatable.parse_memory(w.memory or "0") + side.memory_bytes,
+def choice_rate(choice: CapacityChoice, region: str) -> Rate:
+    return node_rate(
+        choice.machine_type,
+        choice.gpu_type,
+        choice.gpu_count,
+        choice.spot,
+        choice.flex_start,
+        region,
     )
-    way = catalog.SPOT if w.spot else catalog.ON_DEMAND
-    machine, _ = capacity_sources.smallest_fitting_machine(w.gpu_type, w.gpu_count, requests, way)
-    return machine
 
 
 def workload_rate(w: WorkloadConfig, region: str) -> tuple[Rate, str]:
     """One pod's node: the first ComputeClass priority, or Autopilot's node for the pod."""
     if w.capacity:
-        first = w.capacity[0]
-        rate = node_rate(
-            first.machine_type,
-            first.gpu_type,
-            first.gpu_count,
-            first.spot,
-            first.flex_start,
-            region,
-        )
-        return rate, first.machine_type
-    machine = pod_machine(w)
-    if machine is None:
+        return choice_rate(w.capacity[0], region), w.capacity[0].machine_type
+    if w.pod_machine is None:
         return Rate(None, None, None), "unknown machine"
-    return node_rate(machine.name, w.gpu_type, w.gpu_count, w.spot, False, region), machine.name
+    rate = node_rate(w.pod_machine, w.gpu_type, w.gpu_count, w.spot, False, region)
+    return rate, w.pod_machine
 
 
 def stack_cost(config: StackConfig) -> StackCost | None:
@@ -154,9 +128,7 @@ def stack_cost(config: StackConfig) -> StackCost | None:
     )
     cost.lines.append(Line("GKE cluster fee", fee, fee))
     if cluster.mode == "standard":
-        nodes = capacity_sources.system_node_count(
-            cluster.system_nodes, cluster.location, config.region
-        )
+        nodes = cluster.system_nodes_total
         system = node_rate(cluster.system_machine_type, None, 0, False, False, config.region)
         system = Rate(system.configured, system.on_demand, system.on_demand)  # never Spot
         cost.lines.append(
@@ -168,7 +140,7 @@ def stack_cost(config: StackConfig) -> StackCost | None:
         )
         for pool in config.node_pools:
             rate = pool_rate(pool, config.region)
-            idle = idle_nodes(pool, workloads_on(config, pool))
+            idle = pool.idle_nodes
             cost.lines.append(
                 Line(
                     f"pool {pool.name} (idle {idle}, max {pool.max_nodes} x {pool.machine_type})",
@@ -197,9 +169,9 @@ def stack_cost(config: StackConfig) -> StackCost | None:
         if w.node_pool is not None:
             continue  # priced with its pool
         rate, machine = workload_rate(w, config.region)
-        pods = 1 if w.kind == "Job" else w.max_replicas
-        idle = idle_pods(w)
-        cost.lines.append(Line(f"workload {w.name} ({machine} per pod)", rate * idle, rate * pods))
+        cost.lines.append(
+            Line(f"workload {w.name} ({machine} per pod)", rate * w.idle_pods, rate * w.max_pods)
+        )
     return cost
 
 
@@ -214,18 +186,43 @@ def total_text(cost: StackCost, attr: str, which: str) -> str:
 
 def fallback_rates(w: WorkloadConfig, region: str) -> Iterable[tuple[str, Rate]]:
     for choice in w.capacity:
-        how = "flex-start" if choice.flex_start else SPOT if choice.spot else ON_DEMAND
+        bought = how(choice.spot, choice.flex_start)
         if choice.reservation is not None:
-            how += f", reservation {choice.reservation.name or 'any'}"
-        label = f"{choice.gpu_count} x {choice.gpu_type} on {choice.machine_type} ({how})"
-        yield (
-            label,
-            node_rate(
-                choice.machine_type,
-                choice.gpu_type,
-                choice.gpu_count,
-                choice.spot,
-                choice.flex_start,
-                region,
-            ),
+            bought += f", reservation {choice.reservation.name or 'any'}"
+        label = f"{choice.gpu_count} x {choice.gpu_type} on {choice.machine_type} ({bought})"
+        yield label, choice_rate(choice, region)
+
+
+def summary_lines(config: StackConfig) -> list[str]:
+    """Hourly cost at idle and at maximum scale: as configured, all on-demand and all Spot."""
+    stack = stack_cost(config)
+    if stack is None:
+        return ["  cost      not priced: an existing cluster's nodes are not bought by this stack"]
+    lines = [
+        f"  cost      an estimate from {config.region} list prices of {prices.PRICE_DATE} "
+        "(components/catalog/price_table.py; refresh it there)"
+    ]
+    for which, label in (
+        ("configured", "as configured"),
+        ("on_demand", "all on-demand"),
+        ("spot", "all Spot"),
+    ):
+        lines.append(
+            f"            {label}: idle {total_text(stack, 'idle', which)}, "
+            f"max {total_text(stack, 'max', which)}"
         )
+    for line in stack.lines:
+        lines.append(
+            f"              {line.name}: idle {money(line.idle.configured)}, "
+            f"max {money(line.max.configured)}"
+        )
+    if config.region not in prices.PRICE_REGIONS:
+        lines.append(
+            f"            no price table for {config.region} (priced: "
+            f"{', '.join(prices.PRICE_REGIONS)}): its machines show as unknown"
+        )
+    lines.append(
+        "            not included: disks, load balancers, Cloud NAT, egress, Autopilot's premium, "
+        "flex-start prices, sustained-use or committed-use discounts"
+    )
+    return lines

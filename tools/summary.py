@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components import allocatable, catalog, gate
-from components.allocatable import Resources
-from components.catalog import prices
+from components import gate
 from components.certificate import split_hosts
-from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
-from components.config.rules import capacity_sources, coldstart, fit, vllm
+from components.config import ClusterConfig, Expose, NodePoolConfig, StackConfig, WorkloadConfig
+from components.config.formats import resources
+from components.config.rules import coldstart
 from components.nodepool import gke_pool_name
 from tools import cost as costs
 from tools import permissions
@@ -21,22 +20,6 @@ DRIVERS = {
     "latest": "NVIDIA driver installed by GKE (its latest version)",
     "installer": "NVIDIA driver installed by Google's driver-installer DaemonSet",
 }
-
-
-def _cpu(millicores: int) -> str:
-    return f"{millicores / 1000:.2f}".rstrip("0").rstrip(".") + " CPU"
-
-
-def _gib(memory: int) -> str:
-    return f"{memory / 2**30:.1f} GiB"
-
-
-def _resources(r: Resources) -> str:
-    return f"{_cpu(r.cpu_millicores)} / {_gib(r.memory_bytes)}"
-
-
-def _machine(pool: NodePoolConfig) -> catalog.MachineType | None:
-    return catalog.machine_for(pool.gpu_type, pool.gpu_count, pool.machine_type)
 
 
 def cluster_lines(config: StackConfig) -> list[str]:
@@ -51,6 +34,30 @@ def cluster_lines(config: StackConfig) -> list[str]:
         f"{cluster.release_channel} channel, deletion protection "
         f"{'on' if cluster.deletion_protection else 'off'}"
     ]
+    lines += _access_lines(cluster)
+    subnet = f", subnetwork {cluster.subnetwork}" if cluster.subnetwork else ""
+    lines.append(f"            network {cluster.network}{subnet}")
+    if cluster.mode == "standard":
+        lines.append(
+            f"            system pool: {cluster.system_nodes} x {cluster.system_machine_type} "
+            f"per zone, {cluster.system_nodes_total} in all (cluster components; GPU nodes "
+            "stay free for GPU pods)"
+        )
+    if cluster.auto_provisioning_limits:
+        limits = ", ".join(f"{name} {value}" for name, value in cluster.auto_provisioning_limits)
+        lines.append(
+            f"            node auto-provisioning for ComputeClasses, at most: {limits} "
+            "(memory in GB; counts every node in the cluster)"
+        )
+    lines.append(
+        "            GPU metrics: GKE's DCGM package through Managed Service for Prometheus "
+        "(Cloud Monitoring, e.g. prometheus.googleapis.com/DCGM_FI_DEV_GPU_UTIL/gauge)"
+    )
+    return lines
+
+
+def _access_lines(cluster: ClusterConfig) -> list[str]:
+    """Who reaches the nodes and the control plane; what protects Secrets and admits images."""
     nodes = (
         "private nodes (no public IPs), Cloud NAT for image pulls"
         if cluster.private_nodes
@@ -69,9 +76,9 @@ def cluster_lines(config: StackConfig) -> list[str]:
         if networks
         else "DNS endpoint closed to users"
     )
-    lines.append(f"            {nodes}; {control}; {dns}")
     key = cluster.secrets_encryption_key
-    lines.append(
+    return [
+        f"            {nodes}; {control}; {dns}",
         "            Secrets: "
         + (f"encrypted with KMS key {key}" if key else "Google's default encryption at rest only")
         + "; Binary Authorization: "
@@ -80,34 +87,11 @@ def cluster_lines(config: StackConfig) -> list[str]:
             if cluster.binary_authorization
             else "off"
         )
-        + "; security posture: configuration audit"
-    )
-    subnet = f", subnetwork {cluster.subnetwork}" if cluster.subnetwork else ""
-    lines.append(f"            network {cluster.network}{subnet}")
-    if cluster.mode == "standard":
-        total = capacity_sources.system_node_count(
-            cluster.system_nodes, cluster.location, config.region
-        )
-        lines.append(
-            f"            system pool: {cluster.system_nodes} x {cluster.system_machine_type} "
-            f"per zone, {total} in all (cluster components; GPU nodes "
-            "stay free for GPU pods)"
-        )
-    if cluster.auto_provisioning_limits:
-        limits = ", ".join(f"{name} {value}" for name, value in cluster.auto_provisioning_limits)
-        lines.append(
-            f"            node auto-provisioning for ComputeClasses, at most: {limits} "
-            "(memory in GB; counts every node in the cluster)"
-        )
-    lines.append(
-        "            GPU metrics: GKE's DCGM package through Managed Service for Prometheus "
-        "(Cloud Monitoring, e.g. prometheus.googleapis.com/DCGM_FI_DEV_GPU_UTIL/gauge)"
-    )
-    return lines
+        + "; security posture: configuration audit",
+    ]
 
 
 def pool_lines(config: StackConfig, pool: NodePoolConfig) -> list[str]:
-    machine = _machine(pool)
     sharing = ""
     if pool.sharing is not None:
         how = pool.sharing.strategy.lower().replace("_", "-")
@@ -133,93 +117,22 @@ def pool_lines(config: StackConfig, pool: NodePoolConfig) -> list[str]:
         capacity.append("compact placement (nodes close together in one zone)")
     if capacity:
         lines.append(f"            {'; '.join(capacity)}")
-    rate = costs.pool_rate(pool, config.region)
-    on_pool = costs.workloads_on(config, pool)
-    idle = costs.idle_nodes(pool, on_pool)
-    how = "flex-start" if pool.flex_start else costs.SPOT if pool.spot else costs.ON_DEMAND
-    lines.append(
-        f"            cost per node {costs.money(rate.configured)} ({how}; on-demand "
-        f"{costs.money(rate.on_demand)}, Spot {costs.money(rate.spot)}): idle "
-        f"{costs.money((rate * idle).configured)} ({idle} node(s): minNodes {pool.min_nodes}, "
-        f"{costs.pinned_nodes(pool, on_pool)} held by replicas), max "
-        f"{costs.money((rate * pool.max_nodes).configured)}"
-    )
-    fast = [
-        *(["image streaming on"] if pool.image_streaming else []),
-        *(
-            [f"images preloaded from secondary boot disk {pool.secondary_boot_disk}"]
-            if pool.secondary_boot_disk
-            else []
-        ),
-    ]
+    lines.append(costs.pool_line(pool, config.region))
+    fast = ["image streaming on"] if pool.image_streaming else []
+    if pool.secondary_boot_disk:
+        fast.append(f"images preloaded from secondary boot disk {pool.secondary_boot_disk}")
     if fast:
         lines.append(f"            {'; '.join(fast)}")
-    if machine is not None:
-        node = allocatable.node_allocatable(
-            machine.vcpus,
-            machine.memory_gb,
-            os_image="ubuntu" if pool.image_type.startswith("UBUNTU") else "cos",
-            image_streaming=pool.image_streaming,
-        )
-        lines.append(
-            f"            each node: {_resources(node)} allocatable, "
-            f"{_resources(fit.pod_room(pool, machine))} for your pods after GKE's system pods"
-        )
+    lines.append(
+        f"            each node: {resources(pool.node_allocatable, 2)} allocatable, "
+        f"{resources(pool.room, 2)} for your pods after GKE's system pods"
+    )
     return lines
-
-
-def _model(w: WorkloadConfig) -> str | None:
-    """The model the server serves: its served name when set (a model read from a mounted
-    bucket keeps its Hugging Face name there), else its model argument (rules/vllm.py)."""
-    args = list(w.args)
-    if "--served-model-name" in args[:-1]:
-        return args[args.index("--served-model-name") + 1]
-    return vllm.parse(args).model if coldstart.serves_vllm(w.image) else None
 
 
 def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     where = f" on pool {w.node_pool.name}" if w.node_pool else ""
-    lines = [f"  workload  {w.name} ({w.kind}, {w.image}){where}"]
-    requests = Resources(
-        allocatable.parse_cpu(w.cpu or "0"), allocatable.parse_memory(w.memory or "0")
-    )
-    gpus = f"{w.gpu_count} x {w.gpu_type or 'GPU'} per pod"
-    pods = 1 if w.kind == "Job" else w.max_replicas
-    pool = w.node_pool
-    machine = _machine(pool) if pool else None
-    if pool is not None and machine is not None:
-        room = fit.pod_room(pool, machine)
-        lines.append(
-            f"            requests {_resources(requests)} of the {_resources(room)} a node "
-            f"leaves; {gpus}"
-        )
-        used = pods * (1 if pool.shared else w.gpu_count)
-        slots = pool.max_nodes * fit.slots_per_node(pool)
-        unit = "GPU slots" if pool.shared else "GPUs"
-        lines.append(
-            f"            {unit} at max scale: {used} of {slots} ({pods} pod(s), "
-            f"pool up to {pool.max_nodes} node(s))"
-        )
-    elif w.compute_class is not None and config.cluster.mode == "standard":
-        lines.append(
-            f"            requests {_resources(requests)}; {gpus}; GKE creates a node for each "
-            "pod from its ComputeClass (node auto-provisioning, limits on the cluster)"
-        )
-    elif config.cluster.mode == "autopilot":
-        lines.append(
-            f"            requests {_resources(requests)}; {gpus}; Autopilot sizes a node for "
-            "each pod"
-        )
-    elif w.cpu is None or w.memory is None:
-        lines.append(
-            f"            requests {gpus} and no CPU/memory: the cluster's nodes are not known "
-            "here, so nothing is assumed; set resources.cpu/memory to reserve them"
-        )
-    else:
-        lines.append(
-            f"            requests {_resources(requests)}; {gpus}; the cluster's own nodes "
-            "(capacity not known here)"
-        )
+    lines = [f"  workload  {w.name} ({w.kind}, {w.image}){where}", *_requests_lines(config, w)]
     lines.append(
         f"            probe     {w.probe.describe}"
         if w.probe is not None
@@ -232,27 +145,8 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             + ("waits for it" if w.wait_for_completion else "does not wait for it")
         )
     else:
-        surge = (
-            "one extra pod at a time (Autopilot adds a node for it, within quota)"
-            if config.cluster.mode == "autopilot"
-            else "one extra pod at a time (a spare GPU exists at max scale)"
-            if w.node_pool
-            else "one extra pod at a time (set rollout: surge; the cluster must have a spare GPU)"
-        )
-        rollout = (
-            # StatefulSet RollingUpdate has no surge: each pod is deleted, then recreated, from
-            # the highest ordinal down (Kubernetes StatefulSet docs, "Rolling Updates").
-            "one pod at a time, deleted then recreated, highest ordinal first (a StatefulSet "
-            "never surges)"
-            if w.kind == "StatefulSet"
-            else surge
-            if w.rollout == "surge"
-            else "one pod replaced at a time (no spare GPU to surge into)"
-            if w.max_replicas > 1
-            else "the pod is recreated (its GPU is needed by the new one)"
-        )
-        lines.append(f"            rollout: {rollout}")
-    model = _model(w)
+        lines.append(f"            rollout: {_rollout(config, w)}")
+    model = w.model
     weights = (
         f"a {w.cache.size} per-pod disk at {w.cache.path}"
         if w.cache
@@ -273,43 +167,60 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             f"(HPA target {scale.target} per pod; Managed Service for Prometheus scrapes "
             "/metrics, the custom metrics adapter serves it)"
         )
-    lines += exposure_lines(config, w)
-    return lines
+    return lines + exposure_lines(config, w)
 
 
-def cost_lines(config: StackConfig) -> list[str]:
-    """Hourly cost at idle and at maximum scale: as configured, all on-demand and all Spot."""
-    stack = costs.stack_cost(config)
-    if stack is None:
-        return ["  cost      not priced: an existing cluster's nodes are not bought by this stack"]
-    lines = [
-        f"  cost      an estimate from {config.region} list prices of {prices.PRICE_DATE} "
-        "(components/catalog/price_table.py; refresh it there)",
+def _requests_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
+    """What each pod requests, and from what (the pool's nodes, Autopilot, a ComputeClass)."""
+    requests, pool = resources(w.requests, 2), w.node_pool
+    gpus = f"{w.gpu_count} x {w.gpu_type or 'GPU'} per pod"
+    if pool is not None:
+        used = w.max_pods * (1 if pool.shared else w.gpu_count)
+        return [
+            f"            requests {requests} of the {resources(pool.room, 2)} a node leaves; "
+            f"{gpus}",
+            f"            {'GPU slots' if pool.shared else 'GPUs'} at max scale: {used} of "
+            f"{pool.max_nodes * pool.slots_per_node} ({w.max_pods} pod(s), pool up to "
+            f"{pool.max_nodes} node(s))",
+        ]
+    if w.compute_class is not None and config.cluster.mode == "standard":
+        return [
+            f"            requests {requests}; {gpus}; GKE creates a node for each pod from its "
+            "ComputeClass (node auto-provisioning, limits on the cluster)"
+        ]
+    if config.cluster.mode == "autopilot":
+        return [f"            requests {requests}; {gpus}; Autopilot sizes a node for each pod"]
+    if w.cpu is None or w.memory is None:
+        return [
+            f"            requests {gpus} and no CPU/memory: the cluster's nodes are not known "
+            "here, so nothing is assumed; set resources.cpu/memory to reserve them"
+        ]
+    return [
+        f"            requests {requests}; {gpus}; the cluster's own nodes (capacity not known "
+        "here)"
     ]
-    for which, label in (
-        ("configured", "as configured"),
-        ("on_demand", "all on-demand"),
-        ("spot", "all Spot"),
-    ):
-        lines.append(
-            f"            {label}: idle {costs.total_text(stack, 'idle', which)}, "
-            f"max {costs.total_text(stack, 'max', which)}"
-        )
-    for line in stack.lines:
-        lines.append(
-            f"              {line.name}: idle {costs.money(line.idle.configured)}, "
-            f"max {costs.money(line.max.configured)}"
-        )
-    if config.region not in prices.PRICE_REGIONS:
-        lines.append(
-            f"            no price table for {config.region} (priced: "
-            f"{', '.join(prices.PRICE_REGIONS)}): its machines show as unknown"
-        )
-    lines.append(
-        "            not included: disks, load balancers, Cloud NAT, egress, Autopilot's premium, "
-        "flex-start prices, sustained-use or committed-use discounts"
+
+
+def _rollout(config: StackConfig, w: WorkloadConfig) -> str:
+    surge = (
+        "one extra pod at a time (Autopilot adds a node for it, within quota)"
+        if config.cluster.mode == "autopilot"
+        else "one extra pod at a time (a spare GPU exists at max scale)"
+        if w.node_pool
+        else "one extra pod at a time (set rollout: surge; the cluster must have a spare GPU)"
     )
-    return lines
+    return (
+        # StatefulSet RollingUpdate has no surge: each pod is deleted, then recreated, from
+        # the highest ordinal down (Kubernetes StatefulSet docs, "Rolling Updates").
+        "one pod at a time, deleted then recreated, highest ordinal first (a StatefulSet "
+        "never surges)"
+        if w.kind == "StatefulSet"
+        else surge
+        if w.rollout == "surge"
+        else "one pod replaced at a time (no spare GPU to surge into)"
+        if w.max_replicas > 1
+        else "the pod is recreated (its GPU is needed by the new one)"
+    )
 
 
 # Figures the cold-start lines may print, each with its source; where Google documents no figure
@@ -334,7 +245,7 @@ def _from_zero(config: StackConfig, w: WorkloadConfig) -> str | None:
         return f"GKE creates nodes for new pods from ComputeClass {w.compute_class}"
     if pool is not None and pool.min_nodes == 0:
         return f"pool {pool.name} scales from zero (minNodes 0)"
-    if pool is not None and w.max_replicas > pool.min_nodes * fit.slots_per_node(pool):
+    if pool is not None and w.max_replicas > pool.min_nodes * pool.slots_per_node:
         return (
             f"replicas beyond pool {pool.name}'s {pool.min_nodes} warm node(s) wait for a new one"
         )
@@ -367,7 +278,7 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         image = f"pulled whole from {registry} (image streaming streams only Artifact Registry)"
     else:
         image = f"pulled whole from {registry} (no image streaming, no preloaded disk)"
-    model = _model(w)
+    model = w.model
     if w.model_cache is not None:
         where = f"gs://{w.model_cache.bucket}/{w.model_cache.path or ''}".rstrip("/")
         weights = (
@@ -386,24 +297,18 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     ]
 
 
-def _enforced(config: StackConfig) -> bool:
-    """Whether the cluster enforces NetworkPolicy: GKE Dataplane V2 (Autopilot always; Standard
-    unless cluster.dataplaneV2 is false); an existing cluster's CNI is not known here."""
-    cluster = config.cluster
-    return isinstance(cluster, ClusterConfig) and (
-        cluster.mode == "autopilot" or cluster.dataplane_v2
-    )
-
-
 def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     """Who can reach the workload and how: scheme, source ranges, the gate in front of it (its
     allowed paths and key), the certificate and what reaches the model server around the gate."""
+    # GKE Dataplane V2 enforces NetworkPolicy (Autopilot always; Standard unless
+    # cluster.dataplaneV2 is false); an existing cluster's CNI is not known here.
+    cluster = config.cluster
     enforced = (
-        "Dataplane V2 enforces it"
-        if _enforced(config)
+        "enforced only if the cluster's CNI enforces NetworkPolicy"
+        if not isinstance(cluster, ClusterConfig)
+        else "Dataplane V2 enforces it"
+        if cluster.mode == "autopilot" or cluster.dataplane_v2
         else "NOT enforced: cluster.dataplaneV2 is false"
-        if isinstance(config.cluster, ClusterConfig)
-        else "enforced only if the cluster's CNI enforces NetworkPolicy"
     )
     e = w.expose
     if e is None:
@@ -412,24 +317,33 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     scheme = "HTTPS" if e.tls else "plain HTTP (expose.tls: false: keys and prompts in clear)"
     ranges = ", ".join(e.source_ranges) or "anywhere"
     static = ", reserved static address" if e.static_ip else ""
-    if e.type == "LoadBalancer":
-        where = f"public (external load balancer) port {e.port}{static}, from {ranges}"
-    elif e.type == "Internal":
-        where = f"internal (VPC-only load balancer) port {e.port}{static}, from {ranges}"
-    elif e.type == "ClusterIP":
-        where = f"in-cluster (ClusterIP) port {e.port}, from pods of namespace {config.namespace}"
-    else:
-        where = "on every node (NodePort chosen by Kubernetes), from anything reaching the nodes"
-    gate_key = gate.gate_requires_key(w)
+    where = {
+        "LoadBalancer": f"public (external load balancer) port {e.port}{static}, from {ranges}",
+        "Internal": f"internal (VPC-only load balancer) port {e.port}{static}, from {ranges}",
+        "ClusterIP": f"in-cluster (ClusterIP) port {e.port}, from pods of namespace "
+        f"{config.namespace}",
+        "NodePort": "on every node (NodePort chosen by Kubernetes), from anything reaching the "
+        "nodes",
+    }[e.type]
+    lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
+    scraped = f", Managed Prometheus' collectors to port {w.port} (/metrics)" if w.autoscale else ""
+    lines.append(
+        f"            reaches the model server directly: nothing (NetworkPolicy admits only the "
+        f"gate{scraped}; {enforced})"
+    )
+    return lines
+
+
+def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
+    """The gate in front of an exposed workload: what it requires and forwards, its certificate."""
     key = (
         f"the key on every request (Authorization: Bearer, constant-time; stack output "
         f"apiKeys.{w.name}), else 401"
-        if gate_key
+        if gate.gate_requires_key(w)
         else "no key at the gate (the workload has no API key in its Secret): anyone who "
         "reaches the endpoint may call the allowed paths"
     )
     lines = [
-        f"            exposed: {scheme}, {where}",
         f"            gate: HAProxy ({gate.REPLICAS} pods, {gate.CPU} CPU / {gate.MEMORY} each, "
         "on CPU nodes) terminates TLS and requires " + key
         if e.tls
@@ -450,11 +364,6 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
                 "            ! the certificate names no address clients use: set expose.hosts "
                 "to the node or load balancer address, or clients fail to verify it"
             )
-    scraped = f", Managed Prometheus' collectors to port {w.port} (/metrics)" if w.autoscale else ""
-    lines.append(
-        f"            reaches the model server directly: nothing (NetworkPolicy admits only the "
-        f"gate{scraped}; {enforced})"
-    )
     return lines
 
 
@@ -475,7 +384,7 @@ def summary(
     for w in config.workloads:
         lines += workload_lines(config, w)
         lines += cold_start_lines(config, w)
-    lines += cost_lines(config)
+    lines += costs.summary_lines(config)
     lines += permissions.summary_lines(recording)
     lines += [f"  advisory  {advisory}" for advisory in config.advisories]
     lines += outputs_lines(outputs)

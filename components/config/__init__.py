@@ -8,7 +8,6 @@ from components.config.model import (
     NAMESPACE,
     CapacityChoice,
     ClusterConfig,
-    ConfigError,
     DevicePluginConfig,
     ExistingClusterConfig,
     Expose,
@@ -20,6 +19,7 @@ from components.config.model import (
     Storage,
     WorkloadConfig,
 )
+from components.config.problems import ConfigError
 from components.config.schema import Mode
 from components.config.source import StackFile, decode, from_engine
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import re
-from decimal import Decimal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from components.allocatable import Resources
 
 # Every pattern is matched with re.fullmatch and ASCII-only classes: `\d` and `$` would accept
 # non-ASCII digits and a trailing newline.
@@ -94,23 +98,25 @@ def hint(pattern: str) -> str:
     return HINTS.get(pattern, "has the wrong format.")
 
 
-# --- quantities ----------------------------------------------------------------------------------
-
-GIB = Decimal(2**30)  # Compute Engine's "GB" of machine memory are GiB
-_SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
-_SUFFIX.update({"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40})
+# --- CPU and memory as messages and the summary show them -----------------------------------------
+# (Quantities are read by components/allocatable.py parse_cpu and parse_memory, as Kubernetes does.)
 
 
-def quantity_bytes(quantity: str) -> Decimal:
-    """Bytes in a memory quantity already matched by MEMORY_QUANTITY ('16Gi' -> 17179869184)."""
-    number = re.match(r"[0-9]+(?:\.[0-9]+)?", quantity)
-    assert number is not None
-    return Decimal(number.group()) * _SUFFIX[quantity[number.end() :]]
+def cpu(millicores: int, places: int | None = None) -> str:
+    """'3.92 CPU': the cores in as few digits as they take, or rounded to `places` decimals."""
+    cores = millicores / 1000
+    return (f"{cores:g}" if places is None else f"{cores:.{places}f}".rstrip("0").rstrip(".")) + (
+        " CPU"
+    )
 
 
-def quantity_cores(quantity: str) -> Decimal:
-    """Cores in a CPU quantity already matched by CPU_QUANTITY ('500m' -> 0.5)."""
-    return Decimal(quantity[:-1]) / 1000 if quantity.endswith("m") else Decimal(quantity)
+def gib(memory_bytes: int) -> str:
+    return f"{memory_bytes / 2**30:.1f} GiB"
+
+
+def resources(r: Resources, places: int | None = None) -> str:
+    """'4 CPU / 16.0 GiB'."""
+    return f"{cpu(r.cpu_millicores, places)} / {gib(r.memory_bytes)}"
 
 
 # --- key paths and values in messages -------------------------------------------------------------
@@ -125,6 +131,20 @@ def join(base: str, part: int | str) -> str:
     if not _BARE_KEY.fullmatch(part):
         return f"{base}[{part!r}]"
     return f"{base}.{part}" if base else part
+
+
+_PART = re.compile(
+    r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\]"
+)
+
+
+def split(path: str) -> list[str | int]:
+    """The parts `join` made a key path of: `workloads[0].env['A.B']` -> workloads, 0, env, A.B."""
+    parts: list[str | int] = []
+    for match in _PART.finditer(path):
+        name, index, quoted = match.groups()
+        parts.append(int(index) if index else ast.literal_eval(quoted) if quoted else name)
+    return parts
 
 
 MAX_SHOWN = 60

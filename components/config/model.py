@@ -7,28 +7,11 @@ from typing import Literal
 
 import pulumi
 
+from components.allocatable import Resources
 from components.config.rules.registry import Repository
-from components.config.schema import (
-    DevicePluginType,
-    DnsEndpoint,
-    Driver,
-    ExposeType,
-    Kind,
-    Mode,
-)
+from components.config.schema import DevicePluginType, DnsEndpoint, Driver, ExposeType, Kind, Mode
 
 NAMESPACE = "gke-gpu"
-
-
-class ConfigError(pulumi.RunError):
-    """Every problem found in a stack's config; Pulumi prints it without a Python traceback."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        listing = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(
-            f"{len(problems)} problem(s) in the gke-gpu config; nothing was created:\n{listing}"
-        )
 
 
 class Secret:
@@ -69,7 +52,7 @@ class Reservation:
 
 @dataclass(frozen=True)
 class CapacityChoice:
-    """One entry of a workload's ComputeClass priorities (rules/capacity_sources.py)."""
+    """One entry of a workload's ComputeClass priorities (rules/fallback.py)."""
 
     gpu_type: str
     gpu_count: int
@@ -122,6 +105,8 @@ class ClusterConfig:
     binary_authorization: bool = False
     """The cluster evaluates the project's Binary Authorization policy (which says audit or
     enforce); on in production unless asked otherwise."""
+    system_nodes_total: int = 0
+    """Standard: system_nodes per zone, times the zones a regional cluster spreads them over."""
 
 
 @dataclass(frozen=True)
@@ -197,11 +182,25 @@ class NodePoolConfig:
     """GKE image streaming (gcfs_config) on the pool's nodes (rules/coldstart.py)."""
     secondary_boot_disk: str | None = None
     """A disk image of preloaded container images, attached in CONTAINER_IMAGE_CACHE mode."""
+    slots_per_node: int = 1
+    """How many `nvidia.com/gpu: 1` containers one node can serve at once (rules/fit.py)."""
+    node_allocatable: Resources = Resources(0, 0)
+    """What one node of its machine offers pods (rules/fit.py chose the machine)."""
+    room: Resources = Resources(0, 0)
+    """What one node leaves for the pool's workload pods, after GKE's system pods."""
+    pinned_nodes: int = 0
+    """Nodes the idle pods of its workloads hold (their replicas, or the HPA's minimum; a Job's
+    pod only while it runs): the autoscaler removes a node only when its pods can move."""
 
     @property
     def shared(self) -> bool:
         """A pool whose GPUs serve several containers (time-sharing, MPS or MIG)."""
         return self.sharing is not None or self.partition_size is not None
+
+    @property
+    def idle_nodes(self) -> int:
+        """What stays up with no traffic: the pinned nodes, and at least minNodes."""
+        return max(self.min_nodes, self.pinned_nodes)
 
 
 @dataclass(frozen=True)
@@ -320,9 +319,9 @@ class WorkloadConfig:
     wait_for_completion: bool
     """Job: `pulumi up` waits until it completes (otherwise it only creates it)."""
     rollout: Literal["surge", "replace"]
+    """surge: one extra pod at a time (a spare GPU exists); replace: one pod down at a time."""
     driver_version: str | None
     """Autopilot: the GKE driver version its nodes must have (None: GKE's default)."""
-    """surge: one extra pod at a time (a spare GPU exists); replace: one pod down at a time."""
     node_pool: NodePoolConfig | None
     """Standard mode: the node pool this workload is pinned to (the smallest one that fits)."""
     capacity: tuple[CapacityChoice, ...] = ()
@@ -336,18 +335,34 @@ class WorkloadConfig:
     secret_args: bool = False
     """The engine marked `workloads` secret and the stack file cannot prove which leaves were
     (an ESC import, another --config-file): command and args are sent as secrets too."""
-
-    @property
-    def max_replicas(self) -> int:
-        """Replicas at the most: the HPA's maxReplicas when autoscaled (capacity, rollouts)."""
-        return self.autoscale.max_replicas if self.autoscale else self.replicas
-
     api_key: bool = False
     """The server is protected by a generated API key (env VLLM_API_KEY; rules/exposure.py)."""
     read_only_root_filesystem: bool = True
     """The container's root filesystem is read-only; /tmp and HOME are volumes."""
     egress: Egress = Egress()
     """What its pods may reach besides the cluster's DNS (default deny otherwise)."""
+    requests: Resources = Resources(0, 0)
+    """Each pod's CPU and memory requests (cpu and memory; none unset on an existing cluster)."""
+    pod_machine: str | None = None
+    """Without a node pool on GKE: the machine of the node GKE creates for each pod (the first
+    ComputeClass priority's, or Autopilot's smallest that holds the pod, its sidecar included)."""
+    model: str | None = None
+    """The model a vLLM server serves: its served name, else its model argument (rules/vllm.py)."""
+
+    @property
+    def max_replicas(self) -> int:
+        """Replicas at the most: the HPA's maxReplicas when autoscaled (capacity, rollouts)."""
+        return self.autoscale.max_replicas if self.autoscale else self.replicas
+
+    @property
+    def max_pods(self) -> int:
+        """Pods at once at the most: a Job runs one."""
+        return 1 if self.kind == "Job" else self.max_replicas
+
+    @property
+    def idle_pods(self) -> int:
+        """Pods it keeps up with no traffic (the HPA's minimum); a Job's only while it runs."""
+        return 0 if self.kind == "Job" else self.replicas
 
 
 @dataclass(frozen=True)

@@ -2,24 +2,24 @@
 
 pydantic reports every type, format and unknown-key error of an item at once, but then yields no
 model, so the cross-field rules (GPU counts, zones, drivers) would stay silent. `parse` therefore
-reports those errors, drops the broken leaves (or fills a required one with a stand-in) and
-validates again: the rules run on the rest, and problems about the broken leaves are filtered
-out later (`Problems.drop_under`), since their own message already says what is wrong.
+reports those errors, marks their key paths broken, and parses the rest once more without the
+broken leaves (a required one gets a stand-in): the rules run on the rest, and what they say
+about a broken path is left out (`Problems.final`), as its own problem already says what is wrong.
 """
 
 from __future__ import annotations
 
 import copy
 import difflib
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from components.config import formats
+from components.config.context import Context
+from components.config.problems import Problem, Problems
 from components.config.schema import Model, aliases
 
 M = TypeVar("M", bound=Model)
@@ -61,85 +61,6 @@ _YAML11_WORDS = {"on", "off", "yes", "no", "y", "n"}
 
 def kind_of(value: Any) -> str:
     return _KINDS.get(type(value), type(value).__name__)
-
-
-@dataclass
-class Context:
-    """What messages may show: values under a secret key are never echoed."""
-
-    secret_keys: frozenset[str] = frozenset()
-    secure_paths: frozenset[str] | None = frozenset()
-
-    def is_secret(self, path: str) -> bool:
-        top = path.split(".", 1)[0].split("[", 1)[0]
-        if top not in self.secret_keys:
-            return False
-        if self.secure_paths is None:
-            return True  # which leaf was secure is unknown: treat every value as secret
-        return any(
-            path == p
-            or path.startswith((p + ".", p + "["))
-            or p.startswith((path + ".", path + "["))
-            for p in self.secure_paths
-        )
-
-    def show(self, path: str, value: Any) -> str:
-        return "(a secret, not shown)" if self.is_secret(path) else formats.show(value)
-
-
-@dataclass
-class Problems:
-    """Problems found so far, and the key paths whose own problem was already reported."""
-
-    items: list[str] = field(default_factory=list)
-    broken: set[str] = field(default_factory=set)
-
-    def add(self, problem: str) -> None:
-        self.items.append(problem)
-
-    def __iadd__(self, problems: list[str]) -> Problems:
-        self.items.extend(problems)
-        return self
-
-    def mark_broken(self, path: str) -> None:
-        self.broken.add(path)
-
-    def is_broken(self, path: str) -> bool:
-        return any(path == b or path.startswith((b + ".", b + "[")) for b in self.broken)
-
-    def final(self) -> list[str]:
-        """Every problem once, without follow-ups about leaves that are already reported broken."""
-        seen: set[str] = set()
-        result = []
-        for problem in self.items:
-            path = problem.split(": ", 1)[0]
-            followup = (
-                any(path.startswith((b + ".", b + "[")) or path == b for b in self.broken)
-                and problem not in self._own
-            )
-            if followup or problem in seen:
-                continue
-            seen.add(problem)
-            result.append(problem)
-        return sorted(result, key=_by_path)
-
-    _own: set[str] = field(default_factory=set)
-
-    def own(self, problem: str) -> None:
-        """A parse problem: kept even though its path is broken."""
-        self._own.add(problem)
-        self.items.append(problem)
-
-
-_SECTIONS = ("gcp:", "gke-gpu:", "cluster", "devicePlugin", "nodePools", "workloads")
-
-
-def _by_path(problem: str) -> tuple[Any, ...]:
-    """Problems in the order of the stack file: section, then item index, then the rest."""
-    path = problem.split(": ", 1)[0]
-    section = next((i for i, s in enumerate(_SECTIONS) if path.startswith(s)), len(_SECTIONS))
-    index = re.match(r"[A-Za-z]+\[(\d+)\]", path)
-    return (section, int(index.group(1)) if index else -1)
 
 
 def _path(base: str, loc: tuple[int | str, ...]) -> str:
@@ -206,25 +127,29 @@ def did_you_mean(key: str, known: list[str]) -> str:
     return f" Did you mean {close!r}?" if close else ""
 
 
-def message(err: ErrorDetails, model: type[Model], base: str, ctx: Context) -> str:
+def message(err: ErrorDetails, model: type[Model], base: str, ctx: Context) -> Problem:
+    path = _path(base, tuple(err["loc"]))
+    return Problem(path, _text(err, model, path, ctx))
+
+
+def _text(err: ErrorDetails, model: type[Model], path: str, ctx: Context) -> str:
     loc = tuple(err["loc"])
-    path = _path(base, loc)
     value = err.get("input")
     kind = err["type"]
     details = err.get("ctx") or {}
     if loc and loc[-1] == "[key]":
-        return f"{path}: the key {ctx.show(path, value)} is not a string. Quote it."
+        return f"the key {ctx.show(path, value)} is not a string. Quote it."
     if kind == "extra_forbidden":
         holder = _model_at(model, loc)
         known = aliases(holder) if holder else []
         allowed = f" Keys allowed here: {', '.join(known)}." if holder else ""
         hint = did_you_mean(str(loc[-1]), known)
-        return f"{path}: unknown key.{hint}{allowed} Check the spelling (keys are camelCase)."
+        return f"unknown key.{hint}{allowed} Check the spelling (keys are camelCase)."
     if kind == "missing":
-        return f"{path}: required but not set. Add it to the stack file."
+        return "required but not set. Add it to the stack file."
     if kind == "string_pattern_mismatch":
         pattern = str(details.get("pattern", ""))[4:-2]  # strip schema._pattern's ^(?: )$
-        return f"{path}: {ctx.show(path, value)} {formats.hint(pattern)}"
+        return f"{ctx.show(path, value)} {formats.hint(pattern)}"
     if kind in _EXPECTED:
         got = kind_of(value)
         fix = ""
@@ -239,12 +164,9 @@ def message(err: ErrorDetails, model: type[Model], base: str, ctx: Context) -> s
             fix = " Write the number without quotes."
         elif kind == "int_type" and isinstance(value, bool):
             fix = " (YAML 1.2 reads only true/false as booleans; write a number.)"
-        return f"{path}: expected {_EXPECTED[kind]}, got {got}.{fix}"
+        return f"expected {_EXPECTED[kind]}, got {got}.{fix}"
     if kind == "literal_error":
-        return (
-            f"{path}: {ctx.show(path, value)} is not allowed. Use one of: "
-            f"{details.get('expected', '')}."
-        )
+        return f"{ctx.show(path, value)} is not allowed. Use one of: {details.get('expected', '')}."
     bounds = {
         "greater_than_equal": ("at least", "ge"),
         "less_than_equal": ("at most", "le"),
@@ -253,14 +175,14 @@ def message(err: ErrorDetails, model: type[Model], base: str, ctx: Context) -> s
     }
     if kind in bounds:
         word, key = bounds[kind]
-        return f"{path}: {ctx.show(path, value)} is out of range: it must be {word} {details[key]}."
+        return f"{ctx.show(path, value)} is out of range: it must be {word} {details[key]}."
     if kind == "too_long":
-        return f"{path}: too many entries (at most {details.get('max_length')})."
+        return f"too many entries (at most {details.get('max_length')})."
     if kind == "string_too_long":
-        return f"{path}: too long (at most {details.get('max_length')} characters)."
+        return f"too long (at most {details.get('max_length')} characters)."
     if kind == "string_too_short":
-        return f"{path}: must not be empty."
-    return f"{path}: not valid ({err['msg']})."
+        return "must not be empty."
+    return f"not valid ({err['msg']})."
 
 
 def _child(parent: Any, part: int | str) -> Any:
@@ -290,23 +212,25 @@ def _drop(raw: Any, loc: tuple[int | str, ...], missing: bool) -> None:
 
 
 def parse(model: type[M], raw: Any, base: str, problems: Problems, ctx: Context) -> M | None:
-    """`raw` as `model`, or None when it is not even a mapping. Every error is reported."""
+    """`raw` as `model`, every error reported; or None when it is not even a mapping, or when
+    the rest fails again without its broken leaves (a broken value of a union, `reservation`)."""
     if not isinstance(raw, Mapping):
-        problems.own(f"{base}: expected a mapping of keys, got {kind_of(raw)}.")
-        problems.mark_broken(base)
+        problems.own(Problem(base, f"expected a mapping of keys, got {kind_of(raw)}."))
         return None
-    repaired: Any = copy.deepcopy(dict(raw))
-    for _attempt in range(3):
+    data: Any = dict(raw)
+    for first in (True, False):
         try:
-            return model.model_validate(repaired)
+            return model.model_validate(data)
         except ValidationError as exc:
-            for err in exc.errors():
-                loc = tuple(err["loc"])
-                if _attempt == 0 and not problems.is_broken(_path(base, loc)):
-                    problems.own(message(err, model, base, ctx))
-                problems.mark_broken(_path(base, loc))
-                _drop(repaired, loc, err["type"] == "missing")
-            _drop_broken_lists(repaired)
+            errors = exc.errors()
+        data = copy.deepcopy(data)
+        for err in errors:
+            loc = tuple(err["loc"])
+            if first and not problems.is_broken(_path(base, loc)):
+                problems.own(message(err, model, base, ctx))
+            problems.broken.add(_path(base, loc))
+            _drop(data, loc, err["type"] == "missing")
+        _drop_broken_lists(data)
     return None
 
 
@@ -328,7 +252,10 @@ def parse_list(
     if raw is None:
         return []
     if not isinstance(raw, list):
-        problems.own(f"{base}: expected a list, got {kind_of(raw)}. Use a YAML list (- ...).")
+        problems.own(
+            Problem(base, f"expected a list, got {kind_of(raw)}. Use a YAML list (- ...)."),
+            broken=False,
+        )
         return []
     parsed = []
     for i, item in enumerate(raw):

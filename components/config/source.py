@@ -23,7 +23,8 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from components.config import yaml_guard
 from components.config.formats import join
-from components.config.model import NAMESPACE, ConfigError
+from components.config.model import NAMESPACE
+from components.config.problems import ConfigError, Problem
 
 # Keys whose value is a JSON object or list; the others are plain strings.
 STRUCTURED = ("cluster", "nodePools", "workloads", "devicePlugin")
@@ -48,7 +49,7 @@ class EngineConfig:
     """Key paths of the `secure:` leaves, from the stack file; None when it cannot be read."""
     project: str | None
     region: str | None
-    problems: tuple[str, ...]
+    problems: tuple[Problem, ...]
     """Keys in look-alike namespaces."""
     hidden: frozenset[str] = frozenset()
     """Secret keys of other namespaces (e.g. gcp:project): their values are never shown."""
@@ -66,7 +67,7 @@ def decode(name: str, text: str) -> Any:
     return text
 
 
-def namespace_problems(keys: list[str]) -> list[str]:
+def namespace_problems(keys: list[str]) -> list[Problem]:
     """Keys whose namespace looks like gke-gpu but is not (`gke_gpu:cluster`): silently ignored
     by everything, they would leave the stack on defaults."""
     problems = []
@@ -74,16 +75,22 @@ def namespace_problems(keys: list[str]) -> list[str]:
         namespace, colon, name = key.partition(":")
         if not colon:
             problems.append(
-                f"config.{key}: a config key needs a namespace (the Pulumi CLI refuses it). "
-                f"Write {NAMESPACE}:{key}."
+                Problem(
+                    f"config.{key}",
+                    "a config key needs a namespace (the Pulumi CLI refuses it). "
+                    f"Write {NAMESPACE}:{key}.",
+                )
             )
             continue
         if namespace in (NAMESPACE, *OTHER_NAMESPACES):
             continue
         if difflib.get_close_matches(namespace.lower(), [NAMESPACE], n=1, cutoff=0.7):
             problems.append(
-                f"{key}: the namespace {namespace!r} is not {NAMESPACE!r}, so this key would be "
-                f"ignored. Rename it to {NAMESPACE}:{name}."
+                Problem(
+                    key,
+                    f"the namespace {namespace!r} is not {NAMESPACE!r}, so this key would be "
+                    f"ignored. Rename it to {NAMESPACE}:{name}.",
+                )
             )
     return problems
 
@@ -176,34 +183,7 @@ def read_stack_file(path: Path) -> StackFile:
     """A stack file's config as the CLI would pass it to the engine; secure values are never
     decrypted. Raises ConfigError for what the CLI itself would refuse to read, and for YAML
     that would hang, crash or be read differently by it (components/config/yaml_guard.py)."""
-    guarded: list[str] = []
-    try:
-        too_big = yaml_guard.oversized(path)
-        if too_big is not None:
-            raise ConfigError([too_big])
-        yaml = _yaml()
-        node, guarded = yaml_guard.compose(yaml, path.read_text(encoding="utf-8"), path.name)
-        if guarded and node is None:
-            raise ConfigError(guarded)
-        # Tag and number problems leave the document readable: read on, report them all.
-        try:
-            document = yaml_guard.constructed(yaml, node) if node is not None else None
-        except (ValueError, KeyError, TypeError):  # a value its tag cannot build
-            raise ConfigError(
-                guarded
-                or [f"{path.name}: a tagged value cannot be read as its tag says. Remove the tag."]
-            ) from None
-    except (MarkedYAMLError, YAMLError) as error:
-        if guarded:  # e.g. a custom tag (`!foo`) that the constructor cannot build
-            raise ConfigError(guarded) from None
-        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or type(error).__name__
-        raise ConfigError(
-            [f"{path.name}:{where}: not valid YAML ({problem}). Fix the file's syntax."]
-        ) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError([f"{path.name}: cannot be read ({type(error).__name__})."]) from None
+    document, guarded = _document(path)
     if document is None:
         document = {}
     if not isinstance(document, Mapping):
@@ -242,6 +222,39 @@ def read_stack_file(path: Path) -> StackFile:
     if problems:
         raise ConfigError(problems)
     return StackFile(values, tuple(secret_keys), frozenset(paths))
+
+
+def _document(path: Path) -> tuple[Any, list[str]]:
+    """The file's YAML document, and the problems yaml_guard found that leave it readable."""
+    guarded: list[str] = []
+    try:
+        too_big = yaml_guard.oversized(path)
+        if too_big is not None:
+            raise ConfigError([too_big])
+        yaml = _yaml()
+        node, guarded = yaml_guard.compose(yaml, path.read_text(encoding="utf-8"), path.name)
+        if guarded and node is None:
+            raise ConfigError(guarded)
+        # Tag and number problems leave the document readable: read on, report them all.
+        try:
+            document = yaml_guard.constructed(yaml, node) if node is not None else None
+        except (ValueError, KeyError, TypeError):  # a value its tag cannot build
+            raise ConfigError(
+                guarded
+                or [f"{path.name}: a tagged value cannot be read as its tag says. Remove the tag."]
+            ) from None
+    except (MarkedYAMLError, YAMLError) as error:
+        if guarded:  # e.g. a custom tag (`!foo`) that the constructor cannot build
+            raise ConfigError(guarded) from None
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or type(error).__name__
+        raise ConfigError(
+            [f"{path.name}:{where}: not valid YAML ({problem}). Fix the file's syntax."]
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError([f"{path.name}: cannot be read ({type(error).__name__})."]) from None
+    return document, guarded
 
 
 def secure_paths(

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from components.config import formats
+from components.config.context import Context
 from components.config.model import NAMESPACE, DevicePluginConfig, Secret
-from components.config.parse import Context, Problems, parse
+from components.config.parse import parse
+from components.config.problems import Problem, Problems
 from components.config.rules import exposure
 from components.config.rules.pools import cidr_problems
-from components.config.schema import (
-    DEVICE_PLUGIN_TYPES,
-    ClusterSpec,
-    DevicePluginSpec,
-    Mode,
-    WorkloadSpec,
-)
+from components.config.schema import DEVICE_PLUGIN_TYPES, ClusterSpec, DevicePluginSpec
 
 # cluster keys that configure a GKE cluster: on an existing cluster they would do nothing.
 GKE_ONLY_CLUSTER_KEYS = (
@@ -47,74 +44,49 @@ KMS_KEY = (
 )
 
 
-def gke_cluster_problems(cluster: ClusterSpec, mode: Mode, region: str, ctx: Context) -> list[str]:
-    problems = []
+def gke_cluster_problems(cluster: ClusterSpec, ctx: Context) -> Iterator[Problem]:
+    mode, region = ctx.mode, ctx.region
     location = cluster.location
     if location is not None and not (
         location == region
         or (formats.matches(formats.ZONE, location) and location.startswith(region + "-"))
     ):
-        problems.append(
-            f"cluster.location: {ctx.show('cluster.location', location)} is neither the region "
-            f"{region!r} nor one of its zones. Use {region!r} (regional) or e.g. '{region}-a' "
-            "(zonal)."
+        yield Problem(
+            "cluster.location",
+            f"{ctx.show('cluster.location', location)} is neither the region {region!r} nor one "
+            f"of its zones. Use {region!r} (regional) or e.g. '{region}-a' (zonal).",
         )
     if mode == "autopilot" and location is not None and location.startswith(region + "-"):
-        problems.append(
-            f"cluster.location: Autopilot clusters are regional; {location!r} is a zone. Remove "
-            f"location or set it to {region!r}."
+        yield Problem(
+            "cluster.location",
+            f"Autopilot clusters are regional; {location!r} is a zone. Remove "
+            f"location or set it to {region!r}.",
         )
-    problems += cidr_problems(
+    yield from cidr_problems(
         "cluster.masterAuthorizedNetworks", cluster.master_authorized_networks, ctx
     )
     family = exposure.admits_everyone(cluster.master_authorized_networks)
     if family is not None:
-        problems.append(
-            f"cluster.masterAuthorizedNetworks: together admit every {family} address, so they "
-            "restrict nothing: the control plane is as open as without masterAuthorizedNetworks, "
-            "though the config reads as restricted. List only your own networks (office, VPN, "
-            "runners with fixed addresses), or remove masterAuthorizedNetworks to leave the IP "
-            "endpoint open (IAM and Kubernetes RBAC still apply)."
+        yield Problem(
+            "cluster.masterAuthorizedNetworks",
+            f"together admit every {family} address, so they restrict nothing: the control plane "
+            "is as open as without masterAuthorizedNetworks, though the config reads as "
+            "restricted. List only your own networks (office, VPN, runners with fixed addresses), "
+            "or remove masterAuthorizedNetworks to leave the IP endpoint open (IAM and Kubernetes "
+            "RBAC still apply).",
         )
-    problems += secrets_key_problems(cluster.secrets_encryption_key, region, ctx)
+    yield from secrets_key_problems(cluster.secrets_encryption_key, region, ctx)
     if cluster.kubeconfig is not None or cluster.context is not None:
-        problems.append(
-            "cluster.kubeconfig/context: only for mode 'existing'; GKE modes build their own "
-            "kubeconfig. Remove them."
+        yield Problem(
+            "cluster.kubeconfig/context",
+            "only for mode 'existing'; GKE modes build their own kubeconfig. Remove them.",
         )
-    problems += nat_problems(cluster)
+    yield from nat_problems(cluster)
     if mode == "autopilot" and "system_pool" in cluster.model_fields_set:
-        problems.append(
-            "cluster.systemPool: Autopilot manages its own nodes. Remove systemPool or use mode "
-            "'standard'."
+        yield Problem(
+            "cluster.systemPool",
+            "Autopilot manages its own nodes. Remove systemPool or use mode 'standard'.",
         )
-    return problems
-
-
-def secret_placement_problems(ctx: Context) -> list[str]:
-    """Only cluster.kubeconfig may be secret among the cluster keys; nothing in the others."""
-    problems = []
-    for key in ("nodePools", "namespace", "devicePlugin"):
-        if key not in ctx.secret_keys:
-            continue
-        leaves = [p for p in sorted(ctx.secure_paths or ()) if p.split("[")[0].split(".")[0] == key]
-        problems += [
-            f"{path}: a secret (`secure:`) here makes no sense: it configures the cluster in "
-            "plain text. Store it without --secret."
-            for path in leaves
-        ] or [
-            f"{key}: holds a secret (`secure:`), but nothing in {key} is secret: it configures "
-            "the cluster in plain text. Store it without --secret."
-        ]
-    if ctx.secure_paths is not None and "cluster" in ctx.secret_keys:
-        problems += [
-            f"{path}: a secret (`secure:`) here makes no sense: this value configures the "
-            "cluster in plain text. Store it without --secret; only cluster.kubeconfig can be "
-            "secret."
-            for path in sorted(ctx.secure_paths)
-            if path.startswith(("cluster.", "cluster[")) and path != "cluster.kubeconfig"
-        ]
-    return problems
 
 
 def kubeconfig(cluster: ClusterSpec, ctx: Context) -> str | Secret | None:
@@ -132,58 +104,38 @@ def kubeconfig(cluster: ClusterSpec, ctx: Context) -> str | Secret | None:
     return value
 
 
-def device_plugin(
-    raw: Any, mode: Mode | None, problems: Problems, ctx: Context
-) -> DevicePluginConfig:
+def device_plugin(raw: Any, ctx: Context, problems: Problems) -> DevicePluginConfig:
     """The devicePlugin key: a mode name, or {type, sharing: {replicas}, installDriver}."""
     default = DevicePluginConfig(type="static", sharing_replicas=None, install_driver=True)
     key = f"{NAMESPACE}:devicePlugin"
     if raw is None:
         return default
-    if mode is not None and mode != "existing":
-        problems.add(
-            f"devicePlugin: only for cluster.mode 'existing'; GKE runs its own NVIDIA device "
-            f"plugin on GPU nodes (share GPUs there with nodePools[].sharing). Remove {key}."
-        )
+    if ctx.mode is not None and not ctx.existing:
+        problems += [
+            Problem(
+                "devicePlugin",
+                f"only for cluster.mode 'existing'; GKE runs its own NVIDIA device "
+                f"plugin on GPU nodes (share GPUs there with nodePools[].sharing). Remove {key}.",
+            )
+        ]
         return default
     allowed = ", ".join(DEVICE_PLUGIN_TYPES)
     if isinstance(raw, str):
         if raw not in DEVICE_PLUGIN_TYPES:
-            problems.add(
-                f"devicePlugin: {formats.show(raw)} is not a device plugin mode (allowed: "
-                f"{allowed}). Use static (NVIDIA's device plugin DaemonSet), gpu-operator (the "
-                "NVIDIA GPU Operator) or none (the cluster already advertises nvidia.com/gpu)."
-            )
+            problems += [
+                Problem(
+                    "devicePlugin",
+                    f"{formats.show(raw)} is not a device plugin mode (allowed: "
+                    f"{allowed}). Use static (NVIDIA's device plugin DaemonSet), gpu-operator (the "
+                    "NVIDIA GPU Operator) or none (the cluster already advertises nvidia.com/gpu).",
+                )
+            ]
             return default
         raw = {"type": raw}
     spec = parse(DevicePluginSpec, raw, "devicePlugin", problems, ctx)
     if spec is None:
         return default
-    if spec.type == "none" and spec.sharing is not None:
-        problems.add(
-            "devicePlugin.sharing: type 'none' deploys nothing, so nothing would time-slice "
-            "the GPUs. Configure sharing in the cluster's own device plugin and remove it here, "
-            "or use type static or gpu-operator."
-        )
-    if spec.type != "gpu-operator" and spec.install_driver is not None:
-        problems.add(
-            f"devicePlugin.installDriver: only the GPU Operator installs drivers, and type is "
-            f"{spec.type!r}. Install the driver on the nodes yourself and remove installDriver, "
-            "or use type gpu-operator."
-        )
-    if spec.type != "static" and (
-        spec.node_selector is not None or "fail_on_init_error" in spec.model_fields_set
-    ):
-        problems.add(
-            f"devicePlugin.nodeSelector/failOnInitError: settings of NVIDIA's static device "
-            f"plugin, and type is {spec.type!r}, which places its own pods. Remove them."
-        )
-    for key, value in (spec.node_selector or {}).items():
-        where = formats.join("devicePlugin.nodeSelector", key)
-        if not formats.matches(formats.LABEL_KEY, key):
-            problems.add(f"{where}: {formats.hint(formats.LABEL_KEY)}")
-        if not formats.matches(formats.K8S_LABEL_VALUE, value):
-            problems.add(f"{where}: {formats.show(value)} {formats.hint(formats.K8S_LABEL_VALUE)}")
+    problems += _plugin_problems(spec)
     return DevicePluginConfig(
         type=spec.type,
         sharing_replicas=spec.sharing.replicas if spec.sharing else None,
@@ -194,6 +146,36 @@ def device_plugin(
         ),
         fail_on_init_error=spec.fail_on_init_error,
     )
+
+
+def _plugin_problems(spec: DevicePluginSpec) -> Iterator[Problem]:
+    if spec.type == "none" and spec.sharing is not None:
+        yield Problem(
+            "devicePlugin.sharing",
+            "type 'none' deploys nothing, so nothing would time-slice "
+            "the GPUs. Configure sharing in the cluster's own device plugin and remove it "
+            "here, or use type static or gpu-operator.",
+        )
+    if spec.type != "gpu-operator" and spec.install_driver is not None:
+        yield Problem(
+            "devicePlugin.installDriver",
+            f"only the GPU Operator installs drivers, and type is {spec.type!r}. Install the "
+            "driver on the nodes yourself and remove installDriver, or use type gpu-operator.",
+        )
+    if spec.type != "static" and (
+        spec.node_selector is not None or "fail_on_init_error" in spec.model_fields_set
+    ):
+        yield Problem(
+            "devicePlugin.nodeSelector/failOnInitError",
+            f"settings of NVIDIA's static device "
+            f"plugin, and type is {spec.type!r}, which places its own pods. Remove them.",
+        )
+    for key, value in (spec.node_selector or {}).items():
+        where = formats.join("devicePlugin.nodeSelector", key)
+        if not formats.matches(formats.LABEL_KEY, key):
+            yield Problem(where, formats.hint(formats.LABEL_KEY))
+        if not formats.matches(formats.K8S_LABEL_VALUE, value):
+            yield Problem(where, f"{formats.show(value)} {formats.hint(formats.K8S_LABEL_VALUE)}")
 
 
 # The labels NVIDIA's own Helm chart requires of a node before its device plugin runs there (any
@@ -223,77 +205,92 @@ def plugin_node_terms(
     return dataclasses.replace(plugin, node_selector_terms=tuple(terms))
 
 
+def gke_only_problems(cluster: ClusterSpec, keys: tuple[str, ...]) -> Iterator[Problem]:
+    """Those of `keys` the cluster sets: in mode existing they would do nothing."""
+    given = {f.alias for n, f in ClusterSpec.model_fields.items() if n in cluster.model_fields_set}
+    for key in keys:
+        if key in given:
+            yield Problem(
+                f"cluster.{key}",
+                "configures a GKE cluster, but mode 'existing' deploys into a cluster "
+                "this stack does not manage, so it would do nothing. Remove it.",
+            )
+
+
 def existing_cluster_problems(
     cluster: ClusterSpec, raw: dict[str, Any], kubeconfig_given: bool, ctx: Context
-) -> list[str]:
+) -> Iterator[Problem]:
     """cluster.* in existing mode: no GKE settings, and exactly one way to reach the cluster."""
-    problems = [
-        f"cluster.{key}: configures a GKE cluster, but mode 'existing' deploys into a cluster "
-        "this stack does not manage, so it would do nothing. Remove it."
-        for key in GKE_ONLY_CLUSTER_KEYS
-        if key
-        in {f.alias for n, f in ClusterSpec.model_fields.items() if n in cluster.model_fields_set}
-    ]
+    yield from gke_only_problems(cluster, GKE_ONLY_CLUSTER_KEYS)
     value = kubeconfig(cluster, ctx)
     if cluster.kubeconfig is not None and cluster.context is not None:
-        problems.append(
-            "cluster.kubeconfig/context: set one, not both. kubeconfig is the cluster's "
-            "kubeconfig, stored as a secret; context picks a context of the kubeconfig on the "
-            "machine that runs Pulumi."
+        yield Problem(
+            "cluster.kubeconfig/context",
+            "set one, not both. kubeconfig is the cluster's kubeconfig, stored as a secret; "
+            "context picks a context of the kubeconfig on the machine that runs Pulumi.",
         )
     elif cluster.kubeconfig is None and cluster.context is None and not kubeconfig_given:
-        problems.append(
-            "cluster: mode 'existing' needs to know which cluster to deploy to. Store its "
+        yield Problem(
+            "cluster",
+            "mode 'existing' needs to know which cluster to deploy to. Store its "
             f"kubeconfig as a secret (`{KUBECONFIG_FIX}`), or set cluster.context to a context "
             "of your kubeconfig (`kubectl config get-contexts`). The current context is never "
-            "used implicitly: `kubectl config use-context` changes it, and the next `pulumi up` "
-            "would deploy to another cluster."
+            "used implicitly: `kubectl config use-context` changes it, and the next `pulumi "
+            "up` would deploy to another cluster.",
         )
     if isinstance(value, str):
         if not formats.matches(formats.CONFIG_KEY, value):
             # The value is never shown: it may be the kubeconfig itself, credentials included.
-            problems.append(
-                "cluster.kubeconfig: holds a value in plain text that is not the name of a "
+            yield Problem(
+                "cluster.kubeconfig",
+                "holds a value in plain text that is not the name of a "
                 "config key (not shown here, as it may hold credentials). A kubeconfig grants "
                 f"access to the cluster: store it as a secret with `{KUBECONFIG_FIX}`, and "
-                "remove the plain-text value from the stack file."
+                "remove the plain-text value from the stack file.",
             )
         elif value not in ctx.secret_keys:
             where = "is stored in plain text" if value in raw else "is not set"
-            problems.append(
-                f"cluster.kubeconfig: config key {value!r} {where}; it must be a secret (a "
+            yield Problem(
+                "cluster.kubeconfig",
+                f"config key {value!r} {where}; it must be a secret (a "
                 "kubeconfig grants access to the cluster, and a plain value would sit in the "
-                f"stack file and the state). Run `{KUBECONFIG_FIX}`."
+                f"stack file and the state). Run `{KUBECONFIG_FIX}`.",
             )
     if cluster.context is not None and not cluster.context.strip():
-        problems.append(
-            "cluster.context: empty. Set it to a context name from `kubectl config "
-            "get-contexts`, or use cluster.kubeconfig."
+        yield Problem(
+            "cluster.context",
+            "empty. Set it to a context name from `kubectl config "
+            "get-contexts`, or use cluster.kubeconfig.",
         )
-    return problems
 
 
-def nat_problems(cluster: ClusterSpec) -> list[str]:
+def nat_problems(cluster: ClusterSpec) -> list[Problem]:
     """Cloud NAT serves the cluster's own subnetwork only (LIST_OF_SUBNETWORKS), so it must know
     which one that is; a NAT for public nodes would translate nothing."""
     if cluster.cloud_nat and not cluster.private_nodes:
         return [
-            "cluster.cloudNat: the nodes are public (privateNodes is false) and reach the "
-            "internet through their own external IPs, so a Cloud NAT would serve nothing. "
-            "Remove cloudNat, or set privateNodes: true."
+            Problem(
+                "cluster.cloudNat",
+                "the nodes are public (privateNodes is false) and reach the "
+                "internet through their own external IPs, so a Cloud NAT would serve nothing. "
+                "Remove cloudNat, or set privateNodes: true.",
+            )
         ]
     nat = cluster.private_nodes if cluster.cloud_nat is None else cluster.cloud_nat
     if nat and cluster.network not in (None, "default") and cluster.subnetwork is None:
         return [
-            "cluster.subnetwork: privateNodes gets a Cloud NAT for the cluster's subnetwork "
-            "only (never the whole network, where another NAT may already serve other "
-            f"subnets), and cluster.network is {cluster.network!r} without a subnetwork. Set "
-            "cluster.subnetwork, or cloudNat: false if a NAT of yours serves the nodes."
+            Problem(
+                "cluster.subnetwork",
+                "privateNodes gets a Cloud NAT for the cluster's subnetwork "
+                "only (never the whole network, where another NAT may already serve other "
+                f"subnets), and cluster.network is {cluster.network!r} without a subnetwork. Set "
+                "cluster.subnetwork, or cloudNat: false if a NAT of yours serves the nodes.",
+            )
         ]
     return []
 
 
-def secrets_key_problems(key: str | None, region: str, ctx: Context) -> list[str]:
+def secrets_key_problems(key: str | None, region: str, ctx: Context) -> list[Problem]:
     """cluster.secretsEncryptionKey: a Cloud KMS key by full name, in the cluster's region.
 
     GKE, "Encrypt secrets at the application layer" (cloud.google.com/kubernetes-engine/docs/
@@ -315,68 +312,23 @@ def secrets_key_problems(key: str | None, region: str, ctx: Context) -> list[str
             else ""
         )
         return [
-            f"{path}: {ctx.show(path, key)} is not a Cloud KMS key name "
-            f"(projects/PROJECT/locations/LOCATION/keyRings/RING/cryptoKeys/KEY).{hint} Use "
-            f"e.g. {example!r} (`gcloud kms keys describe KEY --keyring RING --location "
-            "LOCATION --format='value(name)'` prints it)."
+            Problem(
+                f"{path}",
+                f"{ctx.show(path, key)} is not a Cloud KMS key name "
+                f"(projects/PROJECT/locations/LOCATION/keyRings/RING/cryptoKeys/KEY).{hint} Use "
+                f"e.g. {example!r} (`gcloud kms keys describe KEY --keyring RING --location "
+                "LOCATION --format='value(name)'` prints it).",
+            )
         ]
     location = match.group("location")
     if region and location != region:
         return [
-            f"{path}: the key is in {location!r}, but the cluster is in region {region!r}; GKE "
-            "wants the key in the cluster's own location, so that Secrets never depend on "
-            f"another region being up. Create a key in {region!r} (docs/delivery.md, "
-            f"'Production cluster keys') and name it here, e.g. {example!r}."
+            Problem(
+                f"{path}",
+                f"the key is in {location!r}, but the cluster is in region {region!r}; GKE "
+                "wants the key in the cluster's own location, so that Secrets never depend on "
+                f"another region being up. Create a key in {region!r} (docs/delivery.md, "
+                f"'Production cluster keys') and name it here, e.g. {example!r}.",
+            )
         ]
     return []
-
-
-def production_problems(
-    cluster: ClusterSpec, mode: Mode, workloads: list[tuple[int, WorkloadSpec]], ctx: Context
-) -> list[str]:
-    """cluster.production: true holds the stack to its promises before anything is created:
-    private nodes, a control plane limited to your networks, Secrets encrypted with your key,
-    Binary Authorization, and public endpoints on HTTPS for your clients' networks only."""
-    if not cluster.production:
-        return []
-    problems = [p for i, w in workloads for p in exposure.production_workload_problems(i, w)]
-    if mode == "existing":
-        return problems  # the cluster's own settings are not this stack's to set
-    why = "in a production stack (cluster.production)"
-    if not cluster.private_nodes:
-        problems.append(
-            f"cluster.privateNodes: false {why} gives every node a public IP address, reachable "
-            "from the internet. Set privateNodes: true (the stack adds a Cloud NAT so the nodes "
-            "still pull public images)."
-        )
-    networks = cluster.master_authorized_networks
-    if not networks:
-        problems.append(
-            f"cluster.masterAuthorizedNetworks: not set {why}, so the control plane's IP "
-            "endpoint accepts connections from any address, with only credentials in the way. "
-            "List your office or VPN ranges, e.g. [203.0.113.0/24]; if CI deploys from hosted "
-            "runners, also set cluster.dnsEndpoint: external (IAM-checked)."
-        )
-    elif exposure.admits_everyone(networks) is None:
-        problems += exposure.too_wide_problems(
-            "cluster.masterAuthorizedNetworks",
-            networks,
-            "the control plane",
-            "List your office, VPN or runner networks.",
-        )
-    if cluster.secrets_encryption_key is None:
-        problems.append(
-            f"cluster.secretsEncryptionKey: not set {why}. Kubernetes Secrets (the API keys, "
-            "tokens from secretEnv) would be protected only by Google's default encryption; "
-            "with your Cloud KMS key a copy of the cluster's database is useless without it, and "
-            "disabling the key locks them. Create the key and let GKE use it (docs/delivery.md, "
-            "'Production cluster keys'), then set its full name here."
-        )
-    if cluster.binary_authorization is False:
-        problems.append(
-            f"cluster.binaryAuthorization: false {why}: the cluster would admit any image "
-            "without Binary Authorization checking or logging it. Remove binaryAuthorization: "
-            "false; the project's policy decides between audit (dry run) and enforcement "
-            "(docs/delivery.md, 'Production cluster keys')."
-        )
-    return problems

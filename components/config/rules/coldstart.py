@@ -9,12 +9,14 @@ works but does not help (an image image streaming cannot stream) is an advisory.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterator
 
 from components import allocatable, pins
 from components.config import formats
-from components.config.model import Autoscale, ModelCache, NodePoolConfig, WorkloadConfig
-from components.config.schema import Mode, NodePoolSpec, WorkloadSpec
+from components.config.context import Context
+from components.config.model import ModelCache, NodePoolConfig, WorkloadConfig
+from components.config.problems import Problem
+from components.config.schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
 
 # --- image streaming ----------------------------------------------------------------------------
 # GKE's "Use Image streaming to pull container images" (cloud.google.com/kubernetes-engine/docs/
@@ -87,12 +89,6 @@ def _fullmatch(pattern: str, value: str) -> bool:
     return re.fullmatch(pattern, value, flags=re.ASCII) is not None
 
 
-def serves_vllm(image: str) -> bool:
-    """vLLM's OpenAI server image (the default workload's, or a mirror of it), which takes
-    `--model` and exports vLLM's metrics."""
-    return formats.is_vllm_image(image)
-
-
 def registry_host(image: str) -> str:
     """The registry an image is pulled from; Docker Hub for a reference without a host."""
     first, _, rest = image.partition("/")
@@ -115,44 +111,37 @@ def image_streaming(spec: NodePoolSpec) -> bool:
     return spec.secondary_boot_disk is not None
 
 
-def pool_settings(spec: NodePoolSpec) -> dict[str, Any]:
-    """The resolved cold-start fields of a NodePoolConfig."""
-    return {
-        "image_streaming": image_streaming(spec),
-        "secondary_boot_disk": spec.secondary_boot_disk,
-    }
-
-
-def pool_problems(i: int, spec: NodePoolSpec, release_channel: str | None) -> list[str]:
+def pool_problems(i: int, spec: NodePoolSpec, ctx: Context) -> Iterator[Problem]:
     path = f"nodePools[{i}]"
-    problems = []
     disk = spec.secondary_boot_disk
     if image_streaming(spec) and spec.image_type != STREAMING_IMAGE_TYPE:
         key = "imageStreaming" if spec.image_streaming else "secondaryBootDisk"
-        problems.append(
-            f"{path}.{key}: GKE streams images (and reads preloaded ones) only on "
+        yield Problem(
+            f"{path}.{key}",
+            f"GKE streams images (and reads preloaded ones) only on "
             f"{STREAMING_IMAGE_TYPE} nodes, and imageType is {spec.image_type}. Set imageType: "
-            f"{STREAMING_IMAGE_TYPE}, or remove {key}."
+            f"{STREAMING_IMAGE_TYPE}, or remove {key}.",
         )
     if disk is None:
-        return problems
+        return
     if not _fullmatch(DISK_IMAGE, disk):
-        problems.append(
-            f"{path}.secondaryBootDisk: {disk!r} is not a Compute Engine disk image. Use "
-            "global/images/NAME (this project) or projects/PROJECT/global/images/NAME, the image "
-            "Google's gke-disk-image-builder created (README, 'Preloaded images')."
+        yield Problem(
+            f"{path}.secondaryBootDisk",
+            f"{disk!r} is not a Compute Engine disk image. Use "
+            "global/images/NAME (this project) or projects/PROJECT/global/images/NAME, the "
+            "image Google's gke-disk-image-builder created (README, 'Preloaded images').",
         )
     if spec.image_streaming is False:
-        problems.append(
-            f"{path}.imageStreaming: false, but a secondary boot disk in container-image-cache "
+        yield Problem(
+            f"{path}.imageStreaming",
+            "false, but a secondary boot disk in container-image-cache "
             "mode works only with image streaming on (GKE's secondary boot disk requirements). "
-            "Remove imageStreaming (it defaults to on with secondaryBootDisk)."
+            "Remove imageStreaming (it defaults to on with secondaryBootDisk).",
         )
-    problems += version_problems(f"{path}.secondaryBootDisk", release_channel)
-    return problems
+    yield from version_problems(f"{path}.secondaryBootDisk", ctx.channel)
 
 
-def version_problems(path: str, release_channel: str | None) -> list[str]:
+def version_problems(path: str, release_channel: str | None) -> list[Problem]:
     """A channel whose new clusters start below GKE's minimum for secondary boot disks."""
     default = pins.CHANNEL_DEFAULT_VERSION.get(release_channel or "")
     if default is None or pins.gke_version(default) >= pins.gke_version(
@@ -160,124 +149,114 @@ def version_problems(path: str, release_channel: str | None) -> list[str]:
     ):
         return []
     return [
-        f"{path}: secondary boot disks need GKE {SECONDARY_BOOT_DISK_MIN_VERSION} or later, and "
-        f"new clusters on the {release_channel} channel start at {default}. Use a newer "
-        "cluster.releaseChannel, or remove secondaryBootDisk."
+        Problem(
+            f"{path}",
+            f"secondary boot disks need GKE {SECONDARY_BOOT_DISK_MIN_VERSION} or later, and "
+            f"new clusters on the {release_channel} channel start at {default}. Use a newer "
+            "cluster.releaseChannel, or remove secondaryBootDisk.",
+        )
     ]
 
 
 # --- workloads ----------------------------------------------------------------------------------
 
 
-def workload_problems(i: int, w: WorkloadSpec, mode: Mode | None) -> list[str]:
+def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
+    """modelCache and autoscale: on GKE only, each within what GKE and the server take."""
     path = f"workloads[{i}]"
-    problems: list[str] = []
     cache, scale = w.model_cache, w.autoscale
-    if mode == "existing":
+    if ctx.existing:
         for key, value in (("modelCache", cache), ("autoscale", scale)):
             if value is not None:
-                problems.append(
-                    f"{path}.{key}: needs GKE (the Cloud Storage FUSE CSI driver and Workload "
-                    "Identity for modelCache; Managed Service for Prometheus for autoscale), and "
-                    "this cluster is an existing one. Remove it."
+                yield Problem(
+                    f"{path}.{key}",
+                    "needs GKE (the Cloud Storage FUSE CSI driver and Workload "
+                    "Identity for modelCache; Managed Service for Prometheus for autoscale), "
+                    "and this cluster is an existing one. Remove it.",
                 )
-        return problems
+        return
     if cache is not None:
-        if (
-            not _fullmatch(BUCKET, cache.bucket)
-            or cache.bucket.startswith("goog")
-            or any(len(part) > 63 for part in cache.bucket.split("."))
-        ):
-            problems.append(
-                f"{path}.modelCache.bucket: {cache.bucket!r} is not a Cloud Storage bucket name: "
-                "use 3-63 lowercase letters, digits, '-', '_' and '.', starting and ending with a "
-                "letter or digit (the bucket name alone, without gs://)."
-            )
-        if cache.path is not None and (
-            not _fullmatch(BUCKET_PATH, cache.path) or ".." in cache.path.split("/")
-        ):
-            problems.append(
-                f"{path}.modelCache.path: {cache.path!r} is not a folder in the bucket: use a "
-                "relative path such as 'Qwen/Qwen2.5-0.5B-Instruct' (no leading '/', no '..', "
-                "no commas)."
-            )
-        if allocatable.parse_memory(cache.file_cache_size) < 2**30:
-            problems.append(
-                f"{path}.modelCache.fileCacheSize: {cache.file_cache_size!r} is too small for "
-                "model weights: give the file cache at least 1Gi, more than the model's size "
-                "(e.g. '30Gi')."
-            )
-        taken = {"/dev/shm": "the shared-memory volume"}
-        if w.cache is not None:
-            taken[w.cache.path] = "cache.path"
-        if w.storage is not None:
-            taken[w.storage.mount_path] = "storage.mountPath"
-        if cache.mount_path.rstrip("/") in taken:
-            problems.append(
-                f"{path}.modelCache.mountPath: {cache.mount_path} is already used by "
-                f"{taken[cache.mount_path.rstrip('/')]}. Choose another path, e.g. /models."
-            )
-    if scale is None:
-        return problems
+        yield from _model_cache_problems(path, w, cache)
+    if scale is not None:
+        yield from _autoscale_problems(path, w, scale)
+
+
+def _model_cache_problems(path: str, w: WorkloadSpec, cache: ModelCacheSpec) -> Iterator[Problem]:
+    if (
+        not _fullmatch(BUCKET, cache.bucket)
+        or cache.bucket.startswith("goog")
+        or any(len(part) > 63 for part in cache.bucket.split("."))
+    ):
+        yield Problem(
+            f"{path}.modelCache.bucket",
+            f"{cache.bucket!r} is not a Cloud Storage bucket name: "
+            "use 3-63 lowercase letters, digits, '-', '_' and '.', starting and ending "
+            "with a letter or digit (the bucket name alone, without gs://).",
+        )
+    if cache.path is not None and (
+        not _fullmatch(BUCKET_PATH, cache.path) or ".." in cache.path.split("/")
+    ):
+        yield Problem(
+            f"{path}.modelCache.path",
+            f"{cache.path!r} is not a folder in the bucket: use a relative path such as "
+            "'Qwen/Qwen2.5-0.5B-Instruct' (no leading '/', no '..', no commas).",
+        )
+    if allocatable.parse_memory(cache.file_cache_size) < 2**30:
+        yield Problem(
+            f"{path}.modelCache.fileCacheSize",
+            f"{cache.file_cache_size!r} is too small for model weights: give the file cache at "
+            "least 1Gi, more than the model's size (e.g. '30Gi').",
+        )
+    taken = {"/dev/shm": "the shared-memory volume"}
+    if w.cache is not None:
+        taken[w.cache.path] = "cache.path"
+    if w.storage is not None:
+        taken[w.storage.mount_path] = "storage.mountPath"
+    if cache.mount_path.rstrip("/") in taken:
+        yield Problem(
+            f"{path}.modelCache.mountPath",
+            f"{cache.mount_path} is already used by "
+            f"{taken[cache.mount_path.rstrip('/')]}. Choose another path, e.g. /models.",
+        )
+
+
+def _autoscale_problems(path: str, w: WorkloadSpec, scale: AutoscaleSpec) -> Iterator[Problem]:
     if w.kind == "Job":
-        problems.append(
-            f"{path}.autoscale: a Job runs to completion; only a Deployment or StatefulSet "
-            "scales with load. Remove autoscale."
+        yield Problem(
+            f"{path}.autoscale",
+            "a Job runs to completion; only a Deployment or StatefulSet "
+            "scales with load. Remove autoscale.",
         )
     if "replicas" in w.model_fields_set:
-        problems.append(
-            f"{path}.replicas: the HorizontalPodAutoscaler sets the replica count between "
-            "autoscale.minReplicas and maxReplicas, and a fixed count would fight it on every "
-            "`pulumi up`. Remove replicas."
+        yield Problem(
+            f"{path}.replicas",
+            "the HorizontalPodAutoscaler sets the replica count between autoscale.minReplicas and "
+            "maxReplicas, and a fixed count would fight it on every `pulumi up`. Remove replicas.",
         )
     if scale.min_replicas > scale.max_replicas:
-        problems.append(
-            f"{path}.autoscale.minReplicas: {scale.min_replicas} is more than maxReplicas "
-            f"({scale.max_replicas}). Lower minReplicas or raise maxReplicas."
+        yield Problem(
+            f"{path}.autoscale.minReplicas",
+            f"{scale.min_replicas} is more than maxReplicas "
+            f"({scale.max_replicas}). Lower minReplicas or raise maxReplicas.",
         )
     if w.port is None:
-        problems.append(
-            f"{path}.autoscale: the metric is scraped from the container's port at /metrics, and "
-            "the workload has no port. Set port."
+        yield Problem(
+            f"{path}.autoscale",
+            "the metric is scraped from the container's port at /metrics, and "
+            "the workload has no port. Set port.",
         )
-    if scale.metric is None and not serves_vllm(w.image):
-        problems.append(
-            f"{path}.autoscale.metric: required for {w.image}: name the Prometheus gauge the "
-            f"server exports at /metrics that counts queued requests (vLLM's is "
-            f"{VLLM_QUEUE_METRIC})."
+    if scale.metric is None and not formats.is_vllm_image(w.image):
+        yield Problem(
+            f"{path}.autoscale.metric",
+            f"required for {w.image}: name the Prometheus gauge the server exports at /metrics "
+            f"that counts queued requests (vLLM's is {VLLM_QUEUE_METRIC}).",
         )
     if scale.metric is not None and not _fullmatch(METRIC_NAME, scale.metric):
-        problems.append(
-            f"{path}.autoscale.metric: {scale.metric!r} is not a Prometheus metric name: use "
-            "letters, digits, '_' and ':' (e.g. vllm:num_requests_waiting)."
+        yield Problem(
+            f"{path}.autoscale.metric",
+            f"{scale.metric!r} is not a Prometheus metric name: use "
+            "letters, digits, '_' and ':' (e.g. vllm:num_requests_waiting).",
         )
-    return problems
-
-
-def workload_settings(w: WorkloadSpec) -> dict[str, Any]:
-    """The resolved cold-start fields of a WorkloadConfig (and the args they change)."""
-    settings: dict[str, Any] = {}
-    if w.model_cache is not None:
-        cache = w.model_cache
-        settings["model_cache"] = ModelCache(
-            bucket=cache.bucket,
-            path=cache.path,
-            mount_path=cache.mount_path.rstrip("/") or "/",
-            file_cache_size=cache.file_cache_size,
-        )
-        if serves_vllm(w.image):
-            settings["args"] = vllm_args_for_cache(tuple(w.args), settings["model_cache"])
-    if w.autoscale is not None:
-        scale = w.autoscale
-        settings["autoscale"] = Autoscale(
-            min_replicas=scale.min_replicas,
-            max_replicas=scale.max_replicas,
-            metric=scale.metric or VLLM_QUEUE_METRIC,
-            target=scale.target,
-        )
-        # What the Deployment starts with; the HPA owns the count from then on.
-        settings["replicas"] = scale.min_replicas
-    return settings
 
 
 def vllm_args_for_cache(args: tuple[str, ...], cache: ModelCache) -> tuple[str, ...]:

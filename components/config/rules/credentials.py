@@ -8,10 +8,12 @@ value that looks like a credential anywhere else is refused. Values are never sh
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from components.config import formats
+from components.config.context import Context
 from components.config.model import NAMESPACE
-from components.config.parse import Context
+from components.config.problems import Problem, under
 from components.config.rules.exposure import API_KEY_FLAG
 from components.config.schema import WorkloadSpec
 from components.config.source import KNOWN_KEYS
@@ -42,19 +44,18 @@ def _secret_fix(i: int, name: str) -> str:
     return f"pulumi config set --path --secret '{NAMESPACE}:workloads[{i}].env.{name}' <value>"
 
 
-def env_problems(i: int, w: WorkloadSpec, ctx: Context) -> list[str]:
+def env_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     """Plain env values named like credentials (HF_TOKEN, OPENAI_API_KEY, DB_PASSWORD)."""
-    problems = []
     for name, value in w.env.items():
         path = formats.join(f"workloads[{i}].env", name)
         if ctx.is_secret(path) or not names_a_credential(name) or not _holds_a_value(value):
             continue
-        problems.append(
-            f"{path}: named like a credential but stored in plain text, so it would sit in the "
-            "stack file, the Deployment, the state and every preview. Store it as a secret: "
-            f"`{_secret_fix(i, name)}` (the program then passes it through a Kubernetes Secret)."
+        yield Problem(
+            path,
+            "named like a credential but stored in plain text, so it would sit in the stack file, "
+            "the Deployment, the state and every preview. Store it as a secret: "
+            f"`{_secret_fix(i, name)}` (the program then passes it through a Kubernetes Secret).",
         )
-    return problems
 
 
 def _flag_name(arg: str) -> str | None:
@@ -63,10 +64,9 @@ def _flag_name(arg: str) -> str | None:
     return arg[2:].split("=", 1)[0]
 
 
-def arg_problems(i: int, w: WorkloadSpec) -> list[str]:
+def arg_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     """A literal value after a credential flag (`--api-key sk-...`, `--hf-token=hf_...`) in
     `command` or `args`. `--hf-token $(HF_TOKEN)` references an env value instead: accepted."""
-    problems = []
     for field in ("command", "args"):
         items = list(getattr(w, field))
         for j, arg in enumerate(items):
@@ -82,38 +82,84 @@ def arg_problems(i: int, w: WorkloadSpec) -> list[str]:
             if not _holds_a_value(value):
                 continue
             env = re.sub(r"[^A-Z0-9]+", "_", flag.upper())
-            problems.append(
-                f"workloads[{i}].{field}[{where}]: the value of --{flag} is written in plain "
-                "text, so it would sit in the Deployment, the state and every preview (and the "
-                "summary could not tell a key is set). Store it as a secret env value, "
-                f"`{_secret_fix(i, env)}`, and write `--{flag}=$({env})` here: Kubernetes "
-                "expands it from the env."
+            yield Problem(
+                f"workloads[{i}].{field}[{where}]",
+                f"the value of --{flag} is written in plain text, so it would sit in the "
+                "Deployment, the state and every preview (and the summary could not tell a key is "
+                f"set). Store it as a secret env value, `{_secret_fix(i, env)}`, and write "
+                f"`--{flag}=$({env})` here: Kubernetes expands it from the env."
                 + (
-                    " For vLLM's own key, drop --api-key: the stack generates one and requires it "
-                    "on every path (apiKey)."
+                    " For vLLM's own key, drop --api-key: the stack generates one and requires "
+                    "it on every path (apiKey)."
                     if f"--{flag}" == API_KEY_FLAG
                     else ""
-                )
+                ),
             )
-    return problems
 
 
-def secret_env_target_problems(i: int, w: WorkloadSpec, kubeconfig_key: str | None) -> list[str]:
+def secret_env_target_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     """secretEnv naming the stack's own config keys: `cluster` (or the key cluster.kubeconfig
     names) holds the cluster's credentials, which a pod must never get."""
-    problems = []
     for env_name, key in w.secret_env.items():
         where = formats.join(f"workloads[{i}].secretEnv", env_name)
-        if key == kubeconfig_key or key == "cluster":
-            problems.append(
-                f"{where}: {key!r} holds the cluster's kubeconfig: handing it to a pod gives "
-                "everything in that pod the credentials the stack deploys with. Point secretEnv "
-                "at a key of its own (`pulumi config set --secret gke-gpu:<key> <value>`)."
+        if key in (ctx.kubeconfig_key, "cluster"):
+            yield Problem(
+                where,
+                f"{key!r} holds the cluster's kubeconfig: handing it to a pod gives everything in "
+                "that pod the credentials the stack deploys with. Point secretEnv at a key of its "
+                "own (`pulumi config set --secret gke-gpu:<key> <value>`).",
             )
         elif key in KNOWN_KEYS:
-            problems.append(
-                f"{where}: {key!r} is the stack's own {key} config, not a secret value. Point "
-                "secretEnv at a key of its own (`pulumi config set --secret gke-gpu:<key> "
-                "<value>`)."
+            yield Problem(
+                where,
+                f"{key!r} is the stack's own {key} config, not a secret value. Point secretEnv at "
+                "a key of its own (`pulumi config set --secret gke-gpu:<key> <value>`).",
             )
-    return problems
+
+
+def placement_problems(ctx: Context, workloads: int) -> Iterator[Problem]:
+    """`secure:` makes sense only for env values and cluster.kubeconfig: anywhere else the value
+    would reach the cluster in plain text (an image, a count), so it is refused, naming the key
+    path only; the loader skips those values, so nothing else shows them."""
+    secure = sorted(ctx.secure_paths or ())
+    for key in ("nodePools", "namespace", "devicePlugin"):
+        if key not in ctx.secret_keys:
+            continue
+        yield from [
+            Problem(
+                path,
+                "a secret (`secure:`) here makes no sense: it configures the cluster in "
+                "plain text. Store it without --secret.",
+            )
+            for path in secure
+            if path.split("[")[0].split(".")[0] == key
+        ] or [
+            Problem(
+                key,
+                f"holds a secret (`secure:`), but nothing in {key} is secret: it configures "
+                "the cluster in plain text. Store it without --secret.",
+            )
+        ]
+    if ctx.secure_paths is None:
+        return
+    if "cluster" in ctx.secret_keys:
+        yield from (
+            Problem(
+                path,
+                "a secret (`secure:`) here makes no sense: this value configures the cluster in "
+                "plain text. Store it without --secret; only cluster.kubeconfig can be secret.",
+            )
+            for path in secure
+            if path.startswith(("cluster.", "cluster[")) and path != "cluster.kubeconfig"
+        )
+    for i in range(workloads if "workloads" in ctx.secret_keys else 0):
+        base = f"workloads[{i}]"
+        yield from (
+            Problem(
+                path,
+                "a secret (`secure:`) here makes no sense: this value is sent to the "
+                "cluster in plain text. Store it without --secret; only env values can be secret.",
+            )
+            for path in secure
+            if under(path, base) and not path[len(base) :].startswith((".env.", ".env["))
+        )

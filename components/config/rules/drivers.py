@@ -9,10 +9,12 @@ server and crash it at its first CUDA call; that is refused here, before anythin
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from components import catalog, pins
 from components.config import formats
+from components.config.context import Context
+from components.config.problems import Problem
 from components.config.schema import Driver, Mode, NodePoolSpec, WorkloadSpec
 
 # vLLM's unsuffixed vllm-openai tags are CUDA 13 builds from v0.20.0 on (vllm-project/vllm PR 39878,
@@ -20,12 +22,9 @@ from components.config.schema import Driver, Mode, NodePoolSpec, WorkloadSpec
 _VLLM_TAG = re.compile(r"v(\d+)\.(\d+)\.\d+(?:\.post\d+)?")
 
 
-vllm_tag = formats.vllm_tag
-
-
 def needs_latest_driver(w: WorkloadSpec) -> bool:
     """A vLLM OpenAI server image that is a CUDA 13 build, from Docker Hub or any mirror."""
-    match = _VLLM_TAG.fullmatch(vllm_tag(w.image) or "")
+    match = _VLLM_TAG.fullmatch(formats.vllm_tag(w.image) or "")
     return match is not None and (int(match.group(1)), int(match.group(2))) >= (0, 20)
 
 
@@ -40,8 +39,7 @@ def pool_driver(spec: NodePoolSpec, on_pool: Sequence[WorkloadSpec]) -> Driver:
 
 def pool_problems(
     index: int, spec: NodePoolSpec, driver: Driver, on_pool: Sequence[tuple[int, WorkloadSpec]]
-) -> list[str]:
-    problems = []
+) -> Iterator[Problem]:
     for i, w in on_pool:
         if not needs_latest_driver(w) or driver == "latest":
             continue
@@ -52,18 +50,18 @@ def pool_problems(
             )
         else:
             fix = f"set nodePools[{index}].driver: latest (or remove driver)"
-        problems.append(
-            f"workloads[{i}].image: {w.image} is built for CUDA {pins.VLLM_CUDA} and needs an "
+        yield Problem(
+            f"workloads[{i}].image",
+            f"{w.image} is built for CUDA {pins.VLLM_CUDA} and needs an "
             f"NVIDIA driver {pins.VLLM_MIN_DRIVER} or newer, but node pool {index} gets GKE's "
-            f"{driver!r} driver, which is older: the server would fail at its first CUDA call. "
-            f"To fix it, {fix}."
+            f"{driver!r} driver, which is older: the server would fail at its first CUDA "
+            f"call. To fix it, {fix}.",
         )
-    return problems
 
 
-def workload_problems(i: int, w: WorkloadSpec, mode: Mode | None) -> list[str]:
+def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> list[Problem]:
     """The default image on a GPU too old for its CUDA build."""
-    if mode == "existing" or not needs_latest_driver(w) or w.gpu.type not in catalog.GPU_TYPES:
+    if ctx.existing or not needs_latest_driver(w) or w.gpu.type not in catalog.GPU_TYPES:
         return []
     gpu = catalog.lookup(w.gpu.type)
     if gpu.compute_capability == (0, 0) or gpu.compute_capability >= (
@@ -78,8 +76,11 @@ def workload_problems(i: int, w: WorkloadSpec, mode: Mode | None) -> list[str]:
         else "pick a newer GPU (vLLM needs compute capability 7.0 or newer)"
     )
     return [
-        f"workloads[{i}].image: {w.image} is a CUDA {pins.VLLM_CUDA} build, which needs a GPU "
-        f"of compute capability {need} or newer; {gpu.name} has {have}. To fix it, {alternative}."
+        Problem(
+            f"workloads[{i}].image",
+            f"{w.image} is a CUDA {pins.VLLM_CUDA} build, which needs a GPU of compute capability "
+            f"{need} or newer; {gpu.name} has {have}. To fix it, {alternative}.",
+        )
     ]
 
 

@@ -3,15 +3,17 @@ and the derived defaults components/egress.py and components/workload.py build o
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from components.config import defaults
+from components.config.context import Context
 from components.config.formats import is_vllm_image
-from components.config.model import Egress
-from components.config.parse import Context
+from components.config.problems import Problem
 from components.config.rules.pools import cidr_problems
 from components.config.schema import WorkloadSpec
 
 
-def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> list[str]:
+def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     """Every destinationRanges entry is a CIDR block (a NetworkPolicy ipBlock.cidr)."""
     return cidr_problems(
         f"workloads[{i}].egress.destinationRanges", w.egress.destination_ranges, ctx
@@ -25,19 +27,16 @@ def downloads_model(w: WorkloadSpec) -> bool:
     return is_vllm_image(w.image) and w.model_cache is None and not offline
 
 
-def resolve(w: WorkloadSpec) -> Egress:
-    """The egress a workload gets. A NetworkPolicy selects by address, never by host name, so the
-    Hub and Cloud Storage (storage.googleapis.com, read by the modelCache's FUSE sidecar inside
-    the pod) both mean HTTPS to public addresses; the sidecar also fetches its Workload Identity
-    token from the GKE metadata server (gcsfuse uses Application Default Credentials unless the
-    driver hands it a token socket: GoogleCloudPlatform/gcs-fuse-csi-driver pkg/sidecar_mounter/
-    sidecar_mounter_config.go at 000a69c0, prepareConfigFile)."""
+def internet(w: WorkloadSpec) -> bool:
+    """Whether its pods may reach public addresses over HTTPS. A NetworkPolicy selects by
+    address, never by host name, so the Hub and Cloud Storage (storage.googleapis.com, read by the
+    modelCache's FUSE sidecar inside the pod) both mean HTTPS to public addresses; the sidecar
+    also fetches its Workload Identity token from the GKE metadata server (gcsfuse uses
+    Application Default Credentials unless the driver hands it a token socket:
+    GoogleCloudPlatform/gcs-fuse-csi-driver pkg/sidecar_mounter/sidecar_mounter_config.go at
+    000a69c0, prepareConfigFile), which the workload's egress admits with a modelCache."""
     derived = downloads_model(w) or w.model_cache is not None
-    return Egress(
-        internet=derived if w.egress.internet is None else w.egress.internet,
-        metadata_server=w.model_cache is not None,
-        destination_ranges=tuple(w.egress.destination_ranges),
-    )
+    return derived if w.egress.internet is None else w.egress.internet
 
 
 def run_as_user(w: WorkloadSpec) -> int:

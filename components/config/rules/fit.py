@@ -17,29 +17,48 @@ from typing import Literal
 
 from components import allocatable, catalog
 from components.allocatable import Resources
+from components.config import formats
 from components.config.model import NodePoolConfig, WorkloadConfig
+from components.config.problems import Problem
 from components.config.rules.coldstart import FUSE_SIDECAR_MEMORY_BYTES, FUSE_SIDECAR_MILLICORES
-from components.config.schema import Mode, WorkloadSpec
+from components.config.schema import Mode, NodePoolSpec, WorkloadSpec
 
+# Requests of a GKE workload whose GPU count no machine carries: a stand-in, as that count's own
+# problem is reported and nothing is built (existing clusters assume no requests at all).
+UNSIZED_DEFAULT = Resources(4000, 16 * 2**30)
 # Instances of one MIG profile an NVIDIA A100/H100/H200/B200 can hold: 7 of 1g, 3 of 2g, 2 of 3g,
 # 1 of 4g and 1 of 7g (NVIDIA Multi-Instance GPU User Guide, "Supported MIG Profiles"; GKE's
 # device plugin enforces the same maxima in container-engine-accelerators
 # pkg/gpu/nvidia/mig/mig.go gpuPartitionSizeMaxCount).
 MIG_INSTANCES = {1: 7, 2: 3, 3: 2, 4: 1, 7: 1}
-# Requests of a GKE workload whose GPU count no machine carries: a stand-in, as that count's own
-# problem is reported and nothing is built (existing clusters assume no requests at all).
-UNSIZED_DEFAULT = Resources(4000, 16 * 2**30)
 
 
-def slots_per_node(pool: NodePoolConfig) -> int:
+def slots_per_node(spec: NodePoolSpec) -> int:
     """How many `nvidia.com/gpu: 1` containers one node of the pool can serve at once."""
     per_gpu = 1
-    if pool.partition_size is not None:
-        match = re.match(r"(\d+)g\.", pool.partition_size)
+    if spec.partition_size is not None:
+        match = re.match(r"(\d+)g\.", spec.partition_size)
         per_gpu = MIG_INSTANCES.get(int(match.group(1)), 1) if match else 1
-    if pool.sharing is not None:
-        per_gpu *= pool.sharing.max_clients_per_gpu
-    return pool.gpu_count * per_gpu
+    if spec.sharing is not None:
+        per_gpu *= spec.sharing.max_clients_per_gpu
+    return spec.gpu.count * per_gpu
+
+
+def idle_pods(w: WorkloadSpec) -> int:
+    """Pods a long-running workload keeps up with no traffic; a Job's only while it runs."""
+    if w.kind == "Job":
+        return 0
+    return w.autoscale.min_replicas if w.autoscale is not None else w.replicas
+
+
+def pinned_nodes(pool: NodePoolConfig, placed: Sequence[tuple[int, WorkloadSpec]]) -> int:
+    """Nodes of `pool` its workloads' idle pods hold: their GPUs (or GPU slots on a shared
+    pool) packed onto the pool's nodes."""
+    if pool.shared:
+        slots, per_node = sum(idle_pods(w) for _, w in placed), pool.slots_per_node
+    else:
+        slots, per_node = sum(idle_pods(w) * w.gpu.count for _, w in placed), pool.gpu_count
+    return -(-slots // per_node) if per_node else 0
 
 
 def pods(w: WorkloadSpec) -> int:
@@ -58,6 +77,24 @@ def sidecar(w: WorkloadSpec | WorkloadConfig) -> Resources:
     return Resources(FUSE_SIDECAR_MILLICORES, FUSE_SIDECAR_MEMORY_BYTES)
 
 
+def with_sidecar(w: WorkloadSpec, requests: Resources) -> Resources:
+    """What a pod's node must hold: its requests and what GKE injects beside it."""
+    side = sidecar(w)
+    return Resources(
+        requests.cpu_millicores + side.cpu_millicores, requests.memory_bytes + side.memory_bytes
+    )
+
+
+def node_allocatable(pool: NodePoolConfig, machine: catalog.MachineType) -> Resources:
+    """What one node of `machine` offers pods, GKE's system pods included."""
+    return allocatable.node_allocatable(
+        machine.vcpus,
+        machine.memory_gb,
+        os_image="ubuntu" if pool.image_type.startswith("UBUNTU") else "cos",
+        image_streaming=pool.image_streaming,
+    )
+
+
 def pod_room(pool: NodePoolConfig, machine: catalog.MachineType) -> Resources:
     """CPU and memory one node of `machine` leaves for the pool's workload pods."""
     return allocatable.pod_allocatable(
@@ -71,8 +108,8 @@ def pod_room(pool: NodePoolConfig, machine: catalog.MachineType) -> Resources:
 
 
 # What a GPU pod with unset requests gets at least per GPU when the machine is chosen for it: the
-# project's default model-server size (DESIGN.md's default workload: 4 CPU, 16 GiB), the same
-# figure components/allocatable.py uses for Autopilot.
+# project's default model-server size (4 CPU, 16 GiB), the figure components/allocatable.py
+# uses for Autopilot (AUTOPILOT_REQUEST_PER_GPU).
 DEFAULT_PER_GPU = allocatable.AUTOPILOT_REQUEST_PER_GPU
 
 
@@ -86,7 +123,8 @@ def _at_least(w: WorkloadSpec, wanted: Resources, gpus: int) -> bool:
     return cpu_ok and memory_ok
 
 
-def _requests(w: WorkloadSpec, share: Resources) -> Resources:
+def requests(w: WorkloadSpec, share: Resources) -> Resources:
+    """The pod's requests: resources.cpu and memory as set, else `share`."""
     cpu, memory = w.resources.cpu, w.resources.memory
     return Resources(
         allocatable.parse_cpu(cpu) if cpu else share.cpu_millicores,
@@ -103,7 +141,7 @@ class PoolFit:
     requests: dict[int, Resources] = field(default_factory=dict)
     per_node: dict[int, int] = field(default_factory=dict)
     """Workload index -> pods of it one node holds (GPUs, CPU and memory together)."""
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 def _fit(
@@ -113,7 +151,7 @@ def _fit(
     floor: bool,
 ) -> PoolFit:
     room = pod_room(pool, machine)
-    slots = slots_per_node(pool)
+    slots = pool.slots_per_node
     result = PoolFit(machine, room)
     for i, w in placed:
         gpus = 1 if pool.shared else w.gpu.count
@@ -122,7 +160,7 @@ def _fit(
         extra = sidecar(w)
         left = room - Resources(extra.cpu_millicores * by_gpu, extra.memory_bytes * by_gpu)
         share = allocatable.default_requests(left, slots, gpus)
-        wanted = _requests(w, share)
+        wanted = requests(w, share)
         result.requests[i] = wanted
         if floor and not pool.shared and not _at_least(w, wanted, gpus):
             result.per_node[i] = 0
@@ -169,27 +207,25 @@ def choose_machine(
         wanted, room = largest.requests[i], largest.room
         room = room - sidecar(w)  # a model cache's FUSE sidecar shares the node
         for key, need, have, show in (
-            ("cpu", wanted.cpu_millicores, room.cpu_millicores, _cores),
-            ("memory", wanted.memory_bytes, room.memory_bytes, _gib),
+            ("cpu", wanted.cpu_millicores, room.cpu_millicores, formats.cpu),
+            ("memory", wanted.memory_bytes, room.memory_bytes, formats.gib),
         ):
             if need > have:
                 set_by_user = getattr(w.resources, key) is not None
                 largest.problems.append(
-                    f"workloads[{i}].resources.{key}: {show(need)} is more than the {show(have)} "
-                    f"a node of {where} leaves for pods (GKE's allocatable less its system "
-                    f"pods on GPU nodes). "
-                    + ("Lower the request, or " if set_by_user else "Set a smaller request, or ")
-                    + f"{fix}."
+                    Problem(
+                        f"workloads[{i}].resources.{key}",
+                        f"{show(need)} is more than the {show(have)} a node of {where} leaves for "
+                        "pods (GKE's allocatable less its system pods on GPU nodes). "
+                        + (
+                            "Lower the request, or "
+                            if set_by_user
+                            else "Set a smaller request, or "
+                        )
+                        + f"{fix}.",
+                    )
                 )
     return largest
-
-
-def _cores(millicores: int) -> str:
-    return f"{millicores / 1000:g} CPU"
-
-
-def _gib(memory: int) -> str:
-    return f"{memory / 2**30:.1f} GiB"
 
 
 def nodes_needed(
@@ -201,7 +237,7 @@ def nodes_needed(
     """Nodes the pool's pods take at their maximum (plus `extra` pods per workload), packed
     first-fit by GPUs, CPU and memory together, largest pods first, as the scheduler fills a
     node before the autoscaler adds one. Different workloads share a node where they fit."""
-    slots = slots_per_node(pool)
+    slots = pool.slots_per_node
     pods_to_place: list[tuple[int, int, int]] = []
     for i, w in placed:
         count = pods(w) + (extra or {}).get(i, 0)
@@ -224,7 +260,7 @@ def nodes_needed(
 
 def capacity_problems(
     pool: NodePoolConfig, index: int, fit: PoolFit, placed: Sequence[tuple[int, WorkloadSpec]]
-) -> list[str]:
+) -> list[Problem]:
     """The pool's nodes at maxNodes against what its workloads need at their maximum."""
     if not placed or any(fit.per_node.get(i, 0) < 1 for i, _ in placed):
         return []  # a pod that fits no node is reported already
@@ -235,10 +271,12 @@ def capacity_problems(
         f"workloads[{i}] ({pods(w)} pods, {fit.per_node[i]} per node)" for i, w in placed
     )
     return [
-        f"nodePools[{index}].maxNodes: {pool.max_nodes} node(s) of {fit.machine.name} hold "
-        f"fewer pods than {names} need at their replicas: {needed} nodes. Raise maxNodes to "
-        f"{needed}, or lower replicas: the extra pods would stay Pending and `pulumi up` would "
-        "wait for them."
+        Problem(
+            f"nodePools[{index}].maxNodes",
+            f"{pool.max_nodes} node(s) of {fit.machine.name} hold fewer pods than {names} need at "
+            f"their replicas: {needed} nodes. Raise maxNodes to {needed}, or lower replicas: the "
+            "extra pods would stay Pending and `pulumi up` would wait for them.",
+        )
     ]
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from components import allocatable
 from components.catalog.machines import N1_MACHINES
-from components.config.parse import Context
-from components.config.schema import ClusterSpec, Mode
+from components.config.context import Context
+from components.config.problems import Problem
+from components.config.schema import ClusterSpec
 
 # Sources (read 2026-11-23):
 #   GKE_MACHINES: GKE's cluster autoscaler, package machinetypes (the file catalog/machines.py
@@ -83,30 +84,34 @@ def _shared_core_problem(name: str) -> str | None:
     )
 
 
-def system_pool_problems(
-    spec: ClusterSpec, mode: Mode | None, ctx: Context | None = None
-) -> list[str]:
+def system_pool_problems(spec: ClusterSpec, ctx: Context) -> list[Problem]:
     """cluster.systemPool.machineType must be a general-purpose type the system pods fit on
     (Standard only: Autopilot and existing clusters bring their own system nodes)."""
-    if mode != "standard":
+    if ctx.mode != "standard":
         return []
     path = "cluster.systemPool.machineType"
     name = spec.system_pool.machine_type
-    shown = ctx.show(path, name) if ctx is not None else repr(name)
+    shown = ctx.show(path, name)
     fix = f"Set {path} to e.g. {', '.join(EXAMPLES)}."
     if name in GENERAL_PURPOSE:
         return []
     if name in SHARED_CORE:
         why = _shared_core_problem(name)
-        return [f"{path}: {shown} is {why} {fix}"] if why else []
+        return [Problem(path, f"{shown} is {why} {fix}")] if why else []
     series = name.rsplit("-", 1)[0]
     sizes = sorted(int(n.rsplit("-", 1)[1]) for n in GENERAL_PURPOSE if n.startswith(series + "-"))
     if sizes:
         return [
-            f"{path}: {shown} is not a predefined machine type ({series} comes with "
-            f"{', '.join(map(str, sizes))} vCPUs). {fix}"
+            Problem(
+                path,
+                f"{shown} is not a predefined machine type ({series} comes with "
+                f"{', '.join(map(str, sizes))} vCPUs). {fix}",
+            )
         ]
     return [
-        f"{path}: {shown} is not one of the general-purpose machine types this project knows (E2, "
-        f"N2, N2D and N1 shapes; components/config/rules/machines.py). {fix}"
+        Problem(
+            path,
+            f"{shown} is not one of the general-purpose machine types this project knows (E2, "
+            f"N2, N2D and N1 shapes; components/config/rules/machines.py). {fix}",
+        )
     ]

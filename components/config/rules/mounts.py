@@ -6,8 +6,10 @@ the cluster and its GPU nodes were created; here it fails before anything is."""
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
+from components.config.context import Context
+from components.config.problems import Problem
 from components.config.schema import WorkloadSpec
 
 # Paths the program mounts in workload containers itself (components/workload.py): shared memory
@@ -27,12 +29,11 @@ def mounts_home(has_cache: bool, env_names: Iterable[str]) -> bool:
     return not has_cache and "HOME" not in env_names
 
 
-def problems(i: int, w: WorkloadSpec) -> list[str]:
+def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     path = f"workloads[{i}]"
     taken = dict(PROGRAM_MOUNTS)
     if mounts_home(w.cache is not None, {*w.env, *w.secret_env}):
         taken[HOME_PATH] = "the writable HOME the program mounts (the root filesystem is read-only)"
-    found = []
     for key, value in (
         ("cache.path", w.cache.path if w.cache else None),
         ("storage.mountPath", w.storage.mount_path if w.storage else None),
@@ -42,11 +43,10 @@ def problems(i: int, w: WorkloadSpec) -> list[str]:
             continue
         normal = posixpath.normpath(value)
         if normal in taken:
-            found.append(
-                f"{path}.{key}: {value} is already the mount path of {taken[normal]}; a "
-                "container mounts one volume per path (the API server refuses the pod). Pick "
-                "another path."
+            yield Problem(
+                f"{path}.{key}",
+                f"{value} is already the mount path of {taken[normal]}; a container mounts one "
+                "volume per path (the API server refuses the pod). Pick another path.",
             )
         else:
             taken[normal] = f"{path}.{key}"
-    return found

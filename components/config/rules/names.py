@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from components.config import formats
+from components.config.problems import Problem
 
 # Namespaces Kubernetes and GKE manage themselves: Kubernetes' own `kube-` namespaces and
 # `default`, and GKE's managed namespaces (cloud.google.com/kubernetes-engine/docs/concepts/
@@ -36,45 +37,52 @@ def pool_name(gpu_type: str, taken: set[str]) -> str:
     return name
 
 
-def namespace_problems(namespace: object) -> list[str]:
+def namespace_problems(namespace: object) -> list[Problem]:
     key = "gke-gpu:namespace"
     if not isinstance(namespace, str) or not formats.matches(formats.K8S_NAME, namespace):
         shown = formats.show(namespace) if isinstance(namespace, str) else "that value"
-        return [f"{key}: {shown} {formats.hint(formats.K8S_NAME)}"]
+        return [Problem(key, f"{shown} {formats.hint(formats.K8S_NAME)}")]
     if namespace in RESERVED_NAMESPACES or namespace.startswith(RESERVED_PREFIXES):
         return [
-            f"{key}: {namespace!r} is reserved for Kubernetes and GKE components. Use a "
-            "namespace of your own (the default is 'gke-gpu')."
+            Problem(
+                key,
+                f"{namespace!r} is reserved for Kubernetes and GKE components. Use a "
+                "namespace of your own (the default is 'gke-gpu').",
+            )
         ]
     return []
 
 
-def project_problems(project: str | None, secret: bool = False) -> list[str]:
+def project_problems(project: str | None, secret: bool = False) -> list[Problem]:
     if not project:
-        return ["gcp:project: not set. Run `pulumi config set gcp:project <your-project-id>`."]
+        return [
+            Problem(
+                "gcp:project", "not set. Run `pulumi config set gcp:project <your-project-id>`."
+            )
+        ]
     if not formats.matches(formats.PROJECT_ID, project):
         shown = "(a secret, not shown)" if secret else formats.show(project)
-        return [f"gcp:project: {shown} {formats.hint(formats.PROJECT_ID)}"]
+        return [Problem("gcp:project", f"{shown} {formats.hint(formats.PROJECT_ID)}")]
     return []
 
 
-def region_problems(region: str | None, secret: bool = False) -> list[str]:
+def region_problems(region: str | None, secret: bool = False) -> list[Problem]:
     if not region:
-        return ["gcp:region: not set. Run `pulumi config set gcp:region us-central1`."]
+        return [Problem("gcp:region", "not set. Run `pulumi config set gcp:region us-central1`.")]
     if not formats.matches(formats.REGION, region):
         shown = "(a secret, not shown)" if secret else formats.show(region)
-        return [f"gcp:region: {shown} is not a region name (e.g. 'us-central1')."]
+        return [Problem("gcp:region", f"{shown} is not a region name (e.g. 'us-central1').")]
     return []
 
 
-def taken(path: str, name: str, seen: set[str]) -> list[str]:
+def taken(path: str, name: str, seen: set[str]) -> list[Problem]:
     """Records `name`; a problem when an earlier item of the list already has it."""
     clash = name in seen
     seen.add(name)
-    return [f"{path}.name: {name!r} is used twice. Rename one."] if clash else []
+    return [Problem(f"{path}.name", f"{name!r} is used twice. Rename one.")] if clash else []
 
 
-def object_name_problems(workloads: list[tuple[int, str, str, bool]]) -> list[str]:
+def object_name_problems(workloads: list[tuple[int, str, str, bool]]) -> list[Problem]:
     """Kubernetes objects the workloads create must not share a name within their kind: a
     workload `llm` of kind StatefulSet creates the Service `llm-headless`, an exposed one the
     Service `llm-model` and the Deployment `llm-gate` (its gate), which another workload may be
@@ -91,8 +99,11 @@ def object_name_problems(workloads: list[tuple[int, str, str, bool]]) -> list[st
             other = owners.get(obj)
             if other is not None and other != name:
                 problems.append(
-                    f"workloads[{i}].name: {name!r} makes a {obj[0]} called {obj[1]!r}, which "
-                    f"the workload {other!r} also makes. Rename one of them."
+                    Problem(
+                        f"workloads[{i}].name",
+                        f"{name!r} makes a {obj[0]} called {obj[1]!r}, which "
+                        f"the workload {other!r} also makes. Rename one of them.",
+                    )
                 )
             owners.setdefault(obj, name)
     return problems

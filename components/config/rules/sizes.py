@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.config import formats
+from components.config.problems import Problem
 from components.config.yaml_guard import DEEP, MAX_DEPTH
 
 # What one workload's config may add up to. Its secret env values become one Kubernetes Secret,
@@ -50,7 +51,7 @@ def _too_deep(value: Any) -> bool:
 MAX_ITEMS = {"workloads": 50, "nodePools": 50}
 
 
-def size_problems(raw: Mapping[str, Any]) -> list[str]:
+def size_problems(raw: Mapping[str, Any]) -> list[Problem]:
     """Each top-level key (and each list item) over MAX_ITEM_BYTES or MAX_DEPTH, named by path.
     Sizes are never shown with values: a big value may be a secret."""
     problems = []
@@ -58,12 +59,15 @@ def size_problems(raw: Mapping[str, Any]) -> list[str]:
         limit = MAX_ITEMS.get(key)
         if limit is not None and isinstance(value, list) and len(value) > limit:
             problems.append(
-                f"{key}: {len(value)} entries, over the {limit} one stack may hold (one stack "
-                "serves one service). Split them over stacks."
+                Problem(
+                    key,
+                    f"{len(value)} entries, over the {limit} one stack may hold (one stack "
+                    "serves one service). Split them over stacks.",
+                )
             )
             continue
         if _too_deep(value):
-            problems.append(f"{key}: {DEEP}")
+            problems.append(Problem(key, DEEP))
             continue
         items = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
         for i, item in items:
@@ -72,9 +76,12 @@ def size_problems(raw: Mapping[str, Any]) -> list[str]:
                 continue
             path = key if i is None else formats.join(key, i)
             problems.append(
-                f"{_largest_leaf(path, item)}: {path} adds up to {size / 2**20:.1f} MiB, over "
-                f"the {MAX_ITEM_BYTES // 2**20} MiB a Kubernetes Secret may hold (and near the "
-                "1.5 MiB etcd accepts for one object). Config holds settings, not data: move "
-                "large values into the image, a bucket (modelCache) or a volume."
+                Problem(
+                    _largest_leaf(path, item),
+                    f"{path} adds up to {size / 2**20:.1f} MiB, over "
+                    f"the {MAX_ITEM_BYTES // 2**20} MiB a Kubernetes Secret may hold (and near the "
+                    "1.5 MiB etcd accepts for one object). Config holds settings, not data: move "
+                    "large values into the image, a bucket (modelCache) or a volume.",
+                )
             )
     return problems

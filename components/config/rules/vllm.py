@@ -19,7 +19,10 @@ Read from the vLLM 0.29.0 wheel on PyPI (vllm-0.29.0-cp38-abi3-manylinux_2_28_x8
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+from components.config.problems import Problem
 
 HEALTH_PATH = "/health"
 DEFAULT_PORT = 8000
@@ -94,25 +97,34 @@ def parse(args: tuple[str, ...] | list[str]) -> ServeArgs:
     return ServeArgs(model, tuple(sorted(sizes.items())), port, tuple(unreadable))
 
 
-def problems(path: str, args: list[str], gpus: int, port: int | None) -> list[str]:
+def served_model(args: tuple[str, ...], vllm_server: bool) -> str | None:
+    """The model a server serves under: --served-model-name, else (vLLM) its model argument."""
+    if "--served-model-name" in args[:-1]:
+        return args[args.index("--served-model-name") + 1]
+    return parse(args).model if vllm_server else None
+
+
+def problems(path: str, args: list[str], gpus: int, port: int | None) -> Iterator[Problem]:
     """A vLLM server's arguments against its pod: GPUs for its parallel sizes, and its port."""
     serve = parse(args)
-    found = [
-        f"{path}.args: {flag} needs a positive whole number; vLLM refuses anything else."
+    yield from [
+        Problem(
+            f"{path}.args", f"{flag} needs a positive whole number; vLLM refuses anything else."
+        )
         for flag in serve.unreadable
     ]
     if serve.gpus > gpus:
         product = " x ".join(f"{size} ({name})" for name, size in serve.sizes)
-        found.append(
-            f"{path}.args: the parallel sizes {product} need {serve.gpus} GPUs in the pod, and "
+        yield Problem(
+            f"{path}.args",
+            f"the parallel sizes {product} need {serve.gpus} GPUs in the pod, and "
             f'gpu.count is {gpus}: vLLM exits at start ("World size ({serve.gpus}) is larger '
             f'than the number of available GPUs ({gpus}) in this node"). Set gpu.count to '
-            f"{serve.gpus}, or lower the parallel sizes."
+            f"{serve.gpus}, or lower the parallel sizes.",
         )
     if serve.port is not None and port is not None and serve.port != port:
-        found.append(
-            f"{path}.args: --port {serve.port} differs from port {port}: the probes and the "
-            f"Service would knock on a port nobody listens on. Set port: {serve.port}, or drop "
-            "--port."
+        yield Problem(
+            f"{path}.args",
+            f"--port {serve.port} differs from port {port}: the probes and the Service would "
+            f"knock on a port nobody listens on. Set port: {serve.port}, or drop --port.",
         )
-    return found

@@ -1,0 +1,51 @@
+"""What a rule knows besides the item it checks: the mode, the cluster, and what it may show."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from components.config import formats
+from components.config.model import DevicePluginConfig, NodePoolConfig
+from components.config.problems import under
+from components.config.schema import ClusterSpec, Mode
+
+
+@dataclass(frozen=True)
+class Context:
+    secret_keys: frozenset[str] = frozenset()
+    """Top-level keys the engine marked secret: values under them are never shown."""
+    secure_paths: frozenset[str] | None = frozenset()
+    """Paths of the `secure:` leaves (None: unknown, so every value of a secret key is one)."""
+    mode: Mode | None = None
+    """cluster.mode, even when `cluster` itself has problems (None: not a mode)."""
+    region: str = ""
+    location: str = ""
+    """cluster.location, else the region."""
+    cluster: ClusterSpec | None = None
+    device_plugin: DevicePluginConfig | None = None
+    kubeconfig_key: str | None = None
+    """cluster.kubeconfig as written (a key name, or the kubeconfig): only ever compared."""
+    pools: tuple[NodePoolConfig, ...] = ()
+    """Standard: the node pools workloads may land on (their machine not chosen yet)."""
+    broken_pool_gpus: frozenset[str] = frozenset()
+    """GPU types of pools with problems of their own: no workload is sent looking for them."""
+
+    @property
+    def existing(self) -> bool:
+        return self.mode == "existing"
+
+    @property
+    def channel(self) -> str | None:
+        return self.cluster.release_channel if self.cluster is not None else None
+
+    def is_secret(self, path: str) -> bool:
+        top = path.split(".", 1)[0].split("[", 1)[0]
+        if top not in self.secret_keys:
+            return False
+        if self.secure_paths is None:
+            return True  # which leaf was secret is unknown: treat every value as secret
+        return any(under(path, p) or under(p, path) for p in self.secure_paths)
+
+    def show(self, path: str, value: Any) -> str:
+        return "(a secret, not shown)" if self.is_secret(path) else formats.show(value)

@@ -292,30 +292,17 @@ DEFAULT_MODEL_CACHE = "30Gi"
 # container gets a 1 GiB ephemeral-storage request when it sets none; the Accelerator compute
 # class, which runs GPU Pods, has no default CPU or memory requests; requests below a minimum are
 # raised to it, above a maximum rejected (page opening). Its per-GPU minimum/maximum table could
-# not be read here, so no row is encoded: autopilot_range returns None and callers must not
-# refuse on it. Add rows with their source as they are confirmed. GKE Warden messages quoted on
+# not be read here, so nothing is clamped to it or refused on it. GKE Warden messages quoted on
 # GitHub reject "ephemeral-storage ... higher than the Autopilot maximum of '10Gi'" (compute
 # class not stated): a model cache on Autopilot belongs in a generic ephemeral volume (a PVC, not
 # counted as ephemeral storage), not in an ephemeral-storage request.
 AUTOPILOT_EPHEMERAL_DEFAULT_BYTES = 1 * GiB
 
 
-@dataclass(frozen=True)
-class AutopilotRange:  # one documented row: requests per Pod for a GPU type and count
-    cpu_min_millicores: int
-    cpu_max_millicores: int
-    memory_min_bytes: int
-    memory_max_bytes: int
-    ephemeral_max_bytes: int | None
-    source: str
-
-
-AUTOPILOT_GPU_LIMITS: dict[tuple[str, int], AutopilotRange] = {}
-
 # What the project's default model server asks per GPU when the user sets no resources: the
-# DESIGN.md default workload (4 CPU, 16Gi). A project choice, not a Google figure; Autopilot sizes
-# the node from the requests ("Autopilot uses the resource requests that you specify ... to
-# configure the nodes", same page), and raises anything below its minimum.
+# default workload's 4 CPU and 16Gi (docs/configuration.md). A project choice, not a Google
+# figure; Autopilot sizes the node from the requests ("Autopilot uses the resource requests
+# that you specify ... to configure the nodes", same page), and raises anything below its minimum.
 AUTOPILOT_REQUEST_PER_GPU = Resources(4000, 16 * GiB)
 
 
@@ -324,16 +311,9 @@ def autopilot_ephemeral_default() -> int:
     return AUTOPILOT_EPHEMERAL_DEFAULT_BYTES
 
 
-def autopilot_range(gpu_type: str, count: int) -> AutopilotRange | None:
-    """Autopilot's documented request range for a Pod with `count` GPUs of `gpu_type`; None when
-    not documented here."""
-    return AUTOPILOT_GPU_LIMITS.get((gpu_type, count))
-
-
 def autopilot_default_requests(gpu_type: str, count: int) -> Resources:
     """Requests for an Autopilot GPU pod that sets none: AUTOPILOT_REQUEST_PER_GPU per GPU, no
-    more than fits a pod on the largest machine carrying `count` such GPUs, inside the
-    documented range when there is one."""
+    more than fits a pod on the largest machine carrying `count` such GPUs."""
     machines = catalog.machine_types_for(gpu_type, count)
     if not machines:
         raise ValueError(f"no machine type carries {count} x {gpu_type}")
@@ -341,8 +321,4 @@ def autopilot_default_requests(gpu_type: str, count: int) -> Resources:
     room = pod_allocatable(largest.vcpus, largest.memory_gb)
     cpu = min(AUTOPILOT_REQUEST_PER_GPU.cpu_millicores * count, room.cpu_millicores // 1000 * 1000)
     memory = min(AUTOPILOT_REQUEST_PER_GPU.memory_bytes * count, room.memory_bytes // GiB * GiB)
-    documented = autopilot_range(gpu_type, count)
-    if documented is not None:
-        cpu = min(max(cpu, documented.cpu_min_millicores), documented.cpu_max_millicores)
-        memory = min(max(memory, documented.memory_min_bytes), documented.memory_max_bytes)
     return Resources(cpu, memory)

@@ -34,7 +34,7 @@ NODE_ROLES = ("roles/container.defaultNodeServiceAccount",)
 # project that hosts the container image" (GKE, "Use Image streaming to pull container images",
 # Requirements; cloud.google.com/kubernetes-engine/docs/how-to/image-streaming, checked
 # 2026-11-22). Granted in the cluster's project: Autopilot always streams, Standard pools when
-# they set imageStreaming; images in other projects need the same grant there (README).
+# they set imageStreaming; images in other projects need the same grant there (docs/cold-starts.md).
 IMAGE_STREAMING_ROLE = "roles/serviceusage.serviceUsageConsumer"
 
 
@@ -287,7 +287,8 @@ class GkeCluster(pulumi.ComponentResource):
             # plugin, a control-plane upgrade) drops every Kubernetes object from state on
             # refresh or destroy. pulumi/pulumi-kubernetes#2489 keeps it opt-in "to avoid
             # accidental state deletion for a temporarily unreachable cluster". A cluster
-            # deleted out of band: PULUMI_K8S_DELETE_UNREACHABLE=true for that one run (README).
+            # deleted out of band: PULUMI_K8S_DELETE_UNREACHABLE=true for that one run
+            # (docs/deletion-protection.md).
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[cluster, *self.system_pools, *readers]
             ),

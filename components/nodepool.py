@@ -217,8 +217,9 @@ def gke_pool_name(pool: NodePoolConfig) -> str:
 
 def cold_start_settings(pool: NodePoolConfig) -> dict[str, Any]:
     """NodeConfig settings that shorten a cold start: image streaming (gcfs_config) and a
-    secondary boot disk holding the workload's images (Google's gke-disk-image-builder; README,
-    "Preloaded images"). Field names: pulumi-gcp 10.2.0 NodePoolNodeConfigArgs."""
+    secondary boot disk holding the workload's images (Google's gke-disk-image-builder;
+    docs/cold-starts.md, "Preloaded images"). Field names: pulumi-gcp 10.2.0
+    NodePoolNodeConfigArgs."""
     settings: dict[str, Any] = {}
     if pool.image_streaming:
         settings["gcfs_config"] = gcp.container.NodePoolNodeConfigGcfsConfigArgs(enabled=True)

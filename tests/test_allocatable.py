@@ -10,7 +10,6 @@ from components.allocatable import (
     Resources,
     autopilot_default_requests,
     autopilot_ephemeral_default,
-    autopilot_range,
     cpu_quantity,
     default_requests,
     kernel_reserved_bytes,
@@ -314,11 +313,6 @@ def test_autopilot_gives_containers_1_gib_of_ephemeral_storage_by_default() -> N
     )
 
 
-@pytest.mark.parametrize(("gpu", "count"), [("nvidia-l4", 1), ("nvidia-made-up", 1)])
-def test_undocumented_autopilot_ranges_are_none_so_nothing_is_refused(gpu: str, count: int) -> None:
-    assert autopilot_range(gpu, count) is None
-
-
 @pytest.mark.parametrize(("gpu", "count"), [("nvidia-l4", 1), ("nvidia-tesla-t4", 2)])
 def test_autopilot_default_requests_are_4_cpu_and_16_gib_per_gpu(gpu: str, count: int) -> None:
     assert autopilot_default_requests(gpu, count) == Resources(4000 * count, 16 * GiB * count)
@@ -332,16 +326,6 @@ def test_autopilot_defaults_never_exceed_the_largest_node_for_the_gpus(
     assert autopilot_default_requests("nvidia-tesla-a100", 1) == Resources(
         room.cpu_millicores // 1000 * 1000, room.memory_bytes // GiB * GiB
     ), "a default no A100 node can hold would never schedule"
-
-
-def test_autopilot_defaults_are_moved_into_a_documented_range(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    row = capacity.AutopilotRange(9000, 11000, 60 * GiB, 74 * GiB, None, "test row")
-    monkeypatch.setitem(capacity.AUTOPILOT_GPU_LIMITS, ("nvidia-tesla-a100", 1), row)
-    assert autopilot_default_requests("nvidia-tesla-a100", 1) == Resources(9000, 60 * GiB), (
-        "below the minimum, the default is raised to it as Autopilot would"
-    )
 
 
 def test_autopilot_defaults_need_a_gpu_count_some_machine_carries() -> None:

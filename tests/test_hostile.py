@@ -81,9 +81,15 @@ CASES: dict[str, tuple[str, str]] = {
         WORKLOAD + "      args: [Qwen/Qwen2.5-7B-Instruct, --api-key, sk-PLAINKEY123]\n",
         "workloads[0].args[2]",
     ),
+    # ruamel's own message quotes both values of a duplicate key (found by the weekly fuzz).
+    "duplicate-key": (
+        "  gke-gpu:cluster:\n    mode: existing\n"
+        "    kubeconfig: 'apiVersion: v1, token: KUBE_TOKEN_123'\n    kubeconfig: other\n",
+        'the key "kubeconfig" appears twice',
+    ),
 }
 # Values that must never be echoed back.
-NEVER_SHOWN = ("hf_PLAINTOKEN123", "sk-PLAINKEY123", "v1:AAAA")
+NEVER_SHOWN = ("hf_PLAINTOKEN123", "sk-PLAINKEY123", "v1:AAAA", "KUBE_TOKEN_123")
 
 
 @dataclass
@@ -200,3 +206,15 @@ def test_a_mount_path_the_program_uses_is_refused_before_anything_is_created(
     with pytest.raises(ConfigError) as info:
         run(config)
     assert any(p.startswith(where) for p in info.value.problems), info.value.problems
+
+
+def test_a_document_too_deep_to_have_keys_names_the_file_as_its_path(tmp_path: Path) -> None:
+    """Every problem starts with a path; a list nested 40 deep at the top has no key, so the
+    file is the path, written as every file-level problem is (`<file>: line N: ...`)."""
+    path = tmp_path / "Pulumi.deep.yaml"
+    path.write_text("- " + "[" * 40 + "1" + "]" * 40 + "\n")
+    command = [sys.executable, "-m", "tools.render", "deep", "--stack-file", str(path)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert "  - Pulumi.deep.yaml: line 1: nested more than" in done.stderr + done.stdout, (
+        done.stderr
+    )

@@ -80,7 +80,9 @@ def detail_lines(gpu: GpuType) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.gpus", description=__doc__)
     parser.add_argument("--type", help="one GPU type, e.g. nvidia-l4")
-    parser.add_argument("--markdown", action="store_true", help="the README's GPU table (Markdown)")
+    parser.add_argument(
+        "--markdown", action="store_true", help="docs/gpus.md's GPU table (Markdown)"
+    )
     args = parser.parse_args(argv)
     if args.markdown:
         print(catalog.readme_table(), end="")

@@ -2,7 +2,7 @@
 
 The facts and their sources live in `machines.py` (machine shapes, N1 custom rules, consumption)
 and `gpus.py` (GPU types, MIG sizes, Autopilot counts, retired types); `table.py` renders them for
-the README and `python -m tools.gpus`. Everything here is a plain function of those tables.
+docs/gpus.md and `python -m tools.gpus`. Everything here is a plain function of those tables.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The catalog as a table: the README's "GPU catalog" section and `python -m tools.gpus`."""
+"""The catalog as a table: docs/gpus.md's GPU table and `python -m tools.gpus`."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def gpu_rows(gpus: list[GpuType] | None = None) -> list[tuple[str, ...]]:
 
 
 def readme_table() -> str:
-    """The README's GPU table and its list of unconfirmed facts, as Markdown."""
+    """docs/gpus.md's GPU table and its list of unconfirmed facts, as Markdown."""
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     lines += ["| " + " | ".join(row) + " |" for row in gpu_rows()]
     lines += [

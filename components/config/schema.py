@@ -39,7 +39,7 @@ DEVICE_PLUGIN_TYPES: tuple[DevicePluginType, ...] = get_args(DevicePluginType)
 ExposeType = Literal["LoadBalancer", "Internal", "ClusterIP", "NodePort"]
 # Who may use GKE's DNS-based control-plane endpoint (components/cluster.py has the source).
 DnsEndpoint = Literal["disabled", "external"]
-# auto: surge where the pool has a spare GPU at its maximum, else replace (see rules/capacity.py).
+# auto: surge where the pool has a spare GPU at its maximum, else replace (see rules/fit.py).
 Rollout = Literal["auto", "surge", "replace"]
 
 

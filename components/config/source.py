@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -248,13 +249,27 @@ def _document(path: Path) -> tuple[Any, list[str]]:
             raise ConfigError(guarded) from None
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or type(error).__name__
+        problem = _without_values(getattr(error, "problem", None) or type(error).__name__)
         raise ConfigError(
             [f"{path.name}:{where}: not valid YAML ({problem}). Fix the file's syntax."]
         ) from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError([f"{path.name}: cannot be read ({type(error).__name__})."]) from None
     return document, guarded
+
+
+# ruamel's duplicate-key message quotes both values (constructor.py DuplicateKeyError: 'found
+# duplicate key "{}" with value "{}" (original value: "{}")'): a kubeconfig or a token, in an
+# error printed to every CI log. Only the key is kept.
+_DUPLICATE_KEY = re.compile(r'found duplicate key "(?P<key>[^"\n]{0,200})" with value')
+
+
+def _without_values(problem: str) -> str:
+    if (duplicate := _DUPLICATE_KEY.match(problem)) is not None:
+        return f'the key "{duplicate["key"]}" appears twice in one mapping; keep one'
+    if " with value " in problem or "original value" in problem:
+        return "a key appears twice in one mapping; keep one"
+    return problem
 
 
 def secure_paths(

@@ -69,8 +69,13 @@ class _Walk:
     def add(self, node: Node, path: str, message: str) -> None:
         """`path: message (file line L, column C)`: the key path first, as every problem."""
         mark = node.start_mark
-        line = f"{self.filename} line {mark.line + 1}, column {mark.column + 1}"
-        self.problems.append(f"{path}: {message} ({line})" if path else f"{line}: {message}")
+        line = f"line {mark.line + 1}, column {mark.column + 1}"
+        # Without a key path, the file is the path (as every file-level problem: source.py).
+        self.problems.append(
+            f"{path}: {message} ({self.filename} {line})"
+            if path
+            else f"{self.filename}: {line}: {message}"
+        )
 
     def size(self, node: Node, path: str, depth: int) -> tuple[int, int]:
         """(values, characters of text) under `node` with aliases expanded; each anchored node
@@ -240,8 +245,10 @@ def compose(yaml: YAML, text: str, filename: str) -> tuple[Node | None, list[str
     if offset is not None:
         line = text.count("\n", 0, offset) + 1
         key = _top_key(text, offset)
-        where = f"{filename} line {line}"
-        return None, [f"{key}: {DEEP} ({where})" if key else f"{where}: {DEEP}"]
+        where = f"line {line}"
+        return None, [
+            f"{key}: {DEEP} ({filename} {where})" if key else f"{filename}: {where}: {DEEP}"
+        ]
     separators = text.count(",") + text.count("\n") + text.count(":")
     if separators > MAX_SEPARATORS:  # composing ~20,000 values takes ~1 s: refuse from the text
         where = _makes(largest_top_key(text), filename)

@@ -129,7 +129,8 @@ def pool_problems(i: int, spec: NodePoolSpec, ctx: Context) -> Iterator[Problem]
             f"{path}.secondaryBootDisk",
             f"{disk!r} is not a Compute Engine disk image. Use "
             "global/images/NAME (this project) or projects/PROJECT/global/images/NAME, the "
-            "image Google's gke-disk-image-builder created (README, 'Preloaded images').",
+            "image Google's gke-disk-image-builder created (docs/cold-starts.md, "
+            "'Preloaded images').",
         )
     if spec.image_streaming is False:
         yield Problem(

@@ -2,15 +2,16 @@
 
 The config is validated whole before anything is registered (components/config); the platform
 is the cluster, its GPU capacity, the namespace, the metrics adapter and the CA
-(components/platform.py); each workload becomes one GpuService (components/gpu_service.py).
+(components/platform/__init__.py); each workload becomes one GpuService
+(components/service/gpu_service.py).
 """
 
 import pulumi
 
 from components import platform as platforms
 from components.config import from_pulumi
-from components.gpu_service import GpuService, GpuServiceArgs
 from components.outputs import stack_outputs
+from components.service.gpu_service import GpuService, GpuServiceArgs
 
 config = from_pulumi()
 for advisory in config.advisories:

@@ -8,8 +8,8 @@ from typing import Any
 import pulumi
 
 from components.config.rules.exposure import LOAD_BALANCED
-from components.gpu_service import GpuService
 from components.platform import Platform
+from components.service.gpu_service import GpuService
 
 
 def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[str, Any]:

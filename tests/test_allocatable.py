@@ -4,8 +4,8 @@ resources", as GKE's autoscaler computes it) and checked against real GKE nodes.
 
 import pytest
 
-from components import allocatable as capacity
-from components.allocatable import (
+from components.facts import allocatable as capacity
+from components.facts.allocatable import (
     GPU_NODE_SYSTEM_OVERHEAD,
     Resources,
     autopilot_default_requests,

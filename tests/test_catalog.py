@@ -6,8 +6,9 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 
-from components import catalog, device_plugin, driver, pins
-from components.catalog import GPU_TYPES, RETIRED, MachineType
+from components.facts import catalog, pins
+from components.facts.catalog import GPU_TYPES, RETIRED, MachineType
+from components.platform import device_plugin, driver
 from tests.conftest import ROOT
 from tools import gpus as gpus_tool
 from tools import render

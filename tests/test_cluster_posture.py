@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components import cluster_settings
 from components.config import ClusterConfig, ConfigError, load
 from components.config.rules import exposure
+from components.platform import cluster_settings
 from tests.conftest import CLUSTER, MINIMAL, PROVIDER, Run, stack_config
 from tools.engine import CONTROL_PLANE_IP, Recording
 
@@ -183,7 +183,8 @@ def test_no_setting_that_replaces_the_prod_cluster_changed(
     prod: Recording,
 ) -> None:
     # What the Google provider marks ForceNew on the cluster cannot be read offline; the fields
-    # this change sets are the ones cited in-place in components/cluster_settings.py, and none of
+    # this change sets are the ones cited in-place in components/platform/cluster_settings.py, and
+    # none of
     # the settings that do replace a cluster (network, subnetwork, datapathProvider) moved.
     cluster = prod.one(CLUSTER)
     assert cluster.protect and cluster.inputs["deletionProtection"] is True

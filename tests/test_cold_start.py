@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from components import pins
 from components.config import ConfigError, StackConfig, load
 from components.config.rules import coldstart
-from components.nodepool import gke_pool_name, replacement_settings
+from components.facts import pins
+from components.platform.nodepool import gke_pool_name, replacement_settings
 from tests.conftest import CLUSTER, DEPLOYMENT, MINIMAL, NODE_POOL, ROOT, STANDARD, Run
 from tools import render
 from tools.engine import PROJECT_NUMBER, Recording
@@ -320,7 +320,7 @@ def test_fuse_sidecar_requests_leave_room_on_the_node() -> None:
         return _load(raw).workloads[0].cpu
 
     without, with_cache = cpu({}), cpu({"modelCache": MODEL_CACHE})
-    from components.allocatable import parse_cpu
+    from components.facts.allocatable import parse_cpu
 
     assert parse_cpu(without) - parse_cpu(with_cache) >= coldstart.FUSE_SIDECAR_MILLICORES, (
         "the injected FUSE sidecar requests 250m: a pod sized to the whole node would not fit"

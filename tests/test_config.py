@@ -565,7 +565,7 @@ def test_an_explicit_rollout_is_kept() -> None:
 
 # --- allocatable, drivers (issue 9, 10) ----------------------------------------------------
 
-VLLM = "vllm/vllm-openai:v0.29.0"  # components/pins.py VLLM_IMAGE, a CUDA 13 build
+VLLM = "vllm/vllm-openai:v0.29.0"  # components/facts/pins.py VLLM_IMAGE, a CUDA 13 build
 
 
 def test_unset_resources_on_a_default_machine_get_a_node_that_leaves_room_for_a_model_server() -> (

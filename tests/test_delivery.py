@@ -340,7 +340,7 @@ def test_destroy_stops_on_protected_resources_and_previews_before_deleting() -> 
 
 
 def test_the_bootstrap_grants_a_given_node_account_every_role_the_program_would() -> None:
-    from components.cluster import IMAGE_STREAMING_ROLE, NODE_ROLES
+    from components.platform.cluster import IMAGE_STREAMING_ROLE, NODE_ROLES
 
     delivery = (ROOT / "docs" / "delivery.md").read_text()
     for role in (*NODE_ROLES, IMAGE_STREAMING_ROLE):

@@ -136,7 +136,7 @@ def test_pulumi_yaml_config_block_is_one_the_pulumi_cli_accepts() -> None:
 
 
 def test_the_node_sizing_allocatable_table_matches_the_formula() -> None:
-    from components import allocatable
+    from components.facts import allocatable
 
     page = (ROOT / "docs" / "node-sizing.md").read_text()
     rows = re.findall(
@@ -151,11 +151,14 @@ def test_the_node_sizing_allocatable_table_matches_the_formula() -> None:
         assert (cpu, mem) == (
             f"{node.cpu_millicores / 1000:.2f}",
             f"{node.memory_bytes / 2**30:.2f}",
-        ), f"{name}: docs/node-sizing.md's allocatable drifted from components/allocatable.py"
+        ), f"{name}: docs/node-sizing.md's allocatable drifted from components/facts/allocatable.py"
         assert (pod_cpu, pod_mem) == (
             f"{pod.cpu_millicores / 1000:.2f}",
             f"{pod.memory_bytes / 2**30:.2f}",
-        ), f"{name}: docs/node-sizing.md's room for pods drifted from components/allocatable.py"
+        ), (
+            f"{name}: docs/node-sizing.md's room for pods drifted from "
+            "components/facts/allocatable.py"
+        )
 
 
 # --- the README and the docs pages as a whole ---------------------------------------------------

@@ -17,7 +17,7 @@ from components.config import (
     StackConfig,
     load,
 )
-from components.device_plugin import daemonset_spec
+from components.platform.device_plugin import daemonset_spec
 from tests.conftest import (
     CONFIG_MAP,
     DAEMONSET,

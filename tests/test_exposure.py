@@ -528,7 +528,7 @@ def test_the_summary_says_who_can_reach_each_workload(standard: dict) -> None:
 
 
 def test_the_program_and_the_policy_pack_agree_on_the_production_labels() -> None:
-    from components import labels
+    from components.facts import labels
     from policy import rules
 
     assert labels.PRODUCTION_LABEL == rules.PRODUCTION_LABEL, (
@@ -540,7 +540,7 @@ def test_the_program_and_the_policy_pack_agree_on_the_production_labels() -> Non
 def test_a_kubeconfig_falls_back_to_the_ip_endpoint_until_gke_reports_the_dns_one() -> None:
     from types import SimpleNamespace
 
-    from components.kubeconfig import endpoint_kubeconfig
+    from components.platform.kubeconfig import endpoint_kubeconfig
 
     reported = SimpleNamespace(dns_endpoint_config=SimpleNamespace(endpoint="gke-1.x.gke.goog"))
     dns = yaml.safe_load(endpoint_kubeconfig("c", "198.51.100.1", "Q0E=", reported))
@@ -555,7 +555,7 @@ def test_a_kubeconfig_falls_back_to_the_ip_endpoint_until_gke_reports_the_dns_on
 def test_the_dns_endpoint_is_read_from_objects_and_from_dicts() -> None:
     from types import SimpleNamespace
 
-    from components.kubeconfig import dns_endpoint_of
+    from components.platform.kubeconfig import dns_endpoint_of
 
     as_object = SimpleNamespace(dns_endpoint_config=SimpleNamespace(endpoint="a.gke.goog"))
     as_dict = {"dns_endpoint_config": {"endpoint": "a.gke.goog"}}

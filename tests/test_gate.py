@@ -30,8 +30,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from components import haproxy
 from components.config.rules.exposure import VLLM_PATHS
+from components.service import haproxy
 from tests.conftest import SERVICE, stack_config
 from tools.engine import ROOT, STATIC_EXTERNAL_IP, Recording, run_program
 
@@ -43,7 +43,9 @@ if HAPROXY is None:
         raise RuntimeError("haproxy is required here: apt-get install haproxy (.ci/run does)")
     pytestmark = pytest.mark.skip(reason="haproxy not installed (apt-get install haproxy)")
 
-KEY = "k" * 24 + "0123456789ABCDEFGHIJKLMN"  # 48 letters and digits, as components/apikey.py
+KEY = (
+    "k" * 24 + "0123456789ABCDEFGHIJKLMN"
+)  # 48 letters and digits, as components/service/apikey.py
 MATRIX = ROOT / "build" / "gate" / "matrix.md"
 
 

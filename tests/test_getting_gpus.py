@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from components import pins
-from components.catalog import price_table, prices
 from components.config import ConfigError, StackConfig, load
 from components.config.rules import capacity_sources
-from components.nodepool import gke_pool_name
+from components.facts import pins
+from components.facts.catalog import price_table, prices
+from components.platform.nodepool import gke_pool_name
 from tests.conftest import CLUSTER, DEPLOYMENT, MINIMAL, NODE_POOL, ROOT, Run, stack_config
 from tools import cost as costs
 from tools import render

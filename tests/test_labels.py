@@ -1,4 +1,4 @@
-"""One fact, one name: every label, annotation and taint key lives in components/labels.py.
+"""One fact, one name: every label, annotation and taint key lives in components/facts/labels.py.
 
 The policy pack cannot import components/ (its venv has no pulumi_gcp), so it keeps its own copies
 in policy/rules/props.py; these tests keep the copies equal to the originals, and keep the
@@ -11,12 +11,12 @@ import ast
 import re
 from pathlib import Path
 
-from components import labels
 from components.config.rules.workloads import PROGRAM_SELECTORS
+from components.facts import labels
 from policy.rules import props
 from tests.conftest import ROOT
 
-# Names the policy pack repeats from components/labels.py.
+# Names the policy pack repeats from components/facts/labels.py.
 SHARED = (
     "GPU_RESOURCE",
     "ACCELERATOR_LABEL",
@@ -27,7 +27,7 @@ SHARED = (
     "PRODUCTION_LABEL",
     "PRODUCTION_CLUSTER_LABEL",
 )
-# The node labels the program selects GPU capacity by (components/placement.py).
+# The node labels the program selects GPU capacity by (components/service/placement.py).
 PLACEMENT_LABELS = (
     labels.ACCELERATOR_LABEL,
     labels.SPOT_LABEL,
@@ -44,8 +44,8 @@ KEY = re.compile(
     r"|pod-security\.kubernetes\.io/|topology\.kubernetes\.io/|kubernetes\.io/(hostname|metadata)"
     r"|networking\.gke\.io/|gke-gcsfuse/|pulumi\.com/|nvidia\.com/gpu$)"
 )
-# The config layer and the catalog keep their own lists (see components/labels.py).
-NOT_CHECKED = ("components/config/", "components/catalog/")
+# The config layer and the catalog keep their own lists (see components/facts/labels.py).
+NOT_CHECKED = ("components/config/", "components/facts/catalog/")
 
 
 def _key_literals(path: Path) -> list[str]:
@@ -68,7 +68,7 @@ def _component_modules() -> list[Path]:
 def test_the_policy_pack_uses_the_programs_keys() -> None:
     for name in SHARED:
         assert getattr(props, name) == getattr(labels, name), (
-            f"policy/rules/props.py {name} drifted from components/labels.py: the pack would "
+            f"policy/rules/props.py {name} drifted from components/facts/labels.py: the pack would "
             "look for a key the program no longer writes"
         )
 
@@ -80,7 +80,8 @@ def test_every_key_the_policy_pack_names_is_shared() -> None:
         if name.endswith(("_LABEL", "_ANNOTATION")) or name == "GPU_RESOURCE"
     }
     assert named == set(SHARED), (
-        f"{sorted(named - set(SHARED))}: a key the pack names must be one of components/labels.py "
+        f"{sorted(named - set(SHARED))}: a key the pack names must be one of "
+        "components/facts/labels.py "
         "and listed in SHARED, so this test keeps the two equal"
     )
 
@@ -92,7 +93,8 @@ def test_no_component_spells_a_key_itself() -> None:
         f"{path.relative_to(ROOT)}: {value}" for path in modules for value in _key_literals(path)
     }
     assert not spelled, (
-        f"{sorted(spelled)}: import the key from components/labels.py (add it there, with its "
+        f"{sorted(spelled)}: import the key from components/facts/labels.py (add it there, "
+        "with its "
         "source), so that one fact has one name"
     )
 

@@ -13,7 +13,7 @@ import pytest
 
 from components.config import ConfigError, NodePoolConfig, Sharing
 from components.config.formats import GKE_NAME
-from components.nodepool import gke_pool_name
+from components.platform.nodepool import gke_pool_name
 from tests.conftest import (
     DAEMONSET,
     DEPLOYMENT,

@@ -21,7 +21,8 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import PolicyCustomTimeouts, PolicyResourceOptions, ResourceValidationArgs
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
-from components import driver, labels
+from components.facts import labels
+from components.platform import driver
 from policy.__main__ import PACK_NAME, build_policies
 from policy.rules import (
     ACCELERATOR_LABEL,
@@ -179,7 +180,7 @@ def fired(
 def installer_daemonset(
     name: str = "nvidia-driver-installer-cos", namespace: str = "kube-system"
 ) -> dict[str, Any]:
-    """Google's COS driver installer as components/driver.py renders it, in short."""
+    """Google's COS driver installer as components/platform/driver.py renders it, in short."""
     return k8s_object(
         pod(
             container("pause", image=f"gke.gcr.io/pause:3.8@{DIGEST}"),

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from components import egress
 from components.config import ConfigError, load
 from components.config.defaults import RUN_AS_USER
 from components.config.rules.mounts import HOME_PATH
-from components.labels import FUSE_VOLUMES_ANNOTATION
-from components.namespace import POD_SECURITY_LABELS
+from components.facts.labels import FUSE_VOLUMES_ANNOTATION
+from components.platform.namespace import POD_SECURITY_LABELS
+from components.service import egress
 from tests.conftest import MINIMAL, NAMESPACE, Run
 from tests.test_deployable import STACK_FILES
 from tools import render
@@ -301,7 +301,7 @@ def test_every_container_runs_as_a_non_root_uid_on_a_read_only_root(
                 f"{stack} {where}: nothing the server does should change its own image"
             )
             if c["name"] == GATE_CONTAINER:
-                continue  # HAProxy writes nothing (components/gate.py)
+                continue  # HAProxy writes nothing (components/service/gate.py)
             mounts = {m["mountPath"] for m in c.get("volumeMounts", [])}
             assert "/tmp" in mounts, (
                 f"{stack} {where}: Python, torch and CUDA write to /tmp; it must stay writable"

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import allocatable
 from components.config import defaults, schema
 from components.config.rules import coldstart
 from components.config.source import KNOWN_KEYS
+from components.facts import allocatable
 from tests.conftest import ROOT
 from tools import reference
 
@@ -170,7 +170,7 @@ def test_quoted_defaults_are_the_programs() -> None:
 
 
 def test_quoted_device_plugin_versions_are_the_pinned_ones() -> None:
-    from components import device_plugin
+    from components.platform import device_plugin
 
     text = _entry(schema.DevicePluginSpec, "type").text
     assert device_plugin.IMAGE.rsplit(":", 1)[1] in text, "the device plugin's tag"

@@ -208,8 +208,8 @@ STACK_FILES = sorted([*ROOT.glob("Pulumi.*.yaml"), *ROOT.glob("examples/Pulumi.*
 
 @pytest.mark.parametrize("stack_file", STACK_FILES, ids=lambda p: p.name)
 def test_every_recorded_gpu_pod_fits_the_allocatable_of_its_pools_machine(stack_file: Path) -> None:
-    from components import allocatable, catalog
     from components.config.rules import coldstart
+    from components.facts import allocatable, catalog
 
     stack = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
     plan = render.render(stack, stack_file)

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from components import catalog
-from components.catalog import zones
 from components.config import ConfigError, StackConfig, load
 from components.config.context import Context
 from components.config.rules import machines
 from components.config.schema import ClusterSpec
+from components.facts import catalog
+from components.facts.catalog import zones
 from tests.conftest import NODE_POOL, STANDARD, Run
 
 
@@ -57,7 +57,8 @@ def test_a_zone_the_region_does_not_have_is_refused_with_the_regions_zones() -> 
 
 
 def test_a_zone_without_the_pools_gpu_is_refused_with_the_zones_that_have_it() -> None:
-    # us-central1-f has T4, P100 and V100 but no L4 (SkyPilot catalog, components/catalog/zones.py)
+    # us-central1-f has T4, P100 and V100 but no L4 (SkyPilot catalog,
+    # components/facts/catalog/zones.py)
     (problem,) = _problems(_pool(zones=["us-central1-f"]))
     assert problem.startswith("nodePools[0].zones[0]: us-central1-f does not offer nvidia-l4"), (
         "a pool in a zone without its GPU never gets a node, and the workload waits forever"
@@ -139,7 +140,9 @@ def test_every_gpu_zone_is_a_known_zone_of_a_known_region() -> None:
 
 def test_every_gke_gpu_type_has_zone_or_region_data() -> None:
     missing = [gpu for gpu in catalog.GPU_TYPES if zones.gpu_regions(gpu) is None]
-    assert not missing, f"a new GPU type needs a row in components/catalog/zones.py: {missing}"
+    assert not missing, (
+        f"a new GPU type needs a row in components/facts/catalog/zones.py: {missing}"
+    )
 
 
 # --- the system pool's machine type --------------------------------------------------------

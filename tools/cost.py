@@ -4,7 +4,8 @@ Idle is what runs with no traffic: each pool at the nodes its long-running workl
 (their replicas, or the autoscaler's minReplicas; a Job's pod only while it runs, so not at idle),
 and at least its minNodes; the system pool; the cluster fee; and on Autopilot (or a ComputeClass)
 the node of each such pod. Maximum is every pool at maxNodes and every workload at its replicas
-or maxReplicas (a Job's one pod). Prices are the stack's region's (components/catalog/prices.py).
+or maxReplicas (a Job's one pod). Prices are the stack's region's
+(components/facts/catalog/prices.py).
 Autopilot GPU pods are priced as the node GKE creates for each (prices.py AUTOPILOT_NODES): the
 smallest machine of the GPU whose allocatable holds the pod. A workload with fallbacks is priced
 at its first priority; the summary lists what each fallback costs.
@@ -15,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from components import allocatable, gate
-from components.catalog import prices
 from components.config import (
     CapacityChoice,
     ClusterConfig,
@@ -24,6 +23,9 @@ from components.config import (
     StackConfig,
     WorkloadConfig,
 )
+from components.facts import allocatable
+from components.facts.catalog import prices
+from components.service import gate
 
 ON_DEMAND, SPOT = "on-demand", "Spot"
 
@@ -200,7 +202,7 @@ def summary_lines(config: StackConfig) -> list[str]:
         return ["  cost      not priced: an existing cluster's nodes are not bought by this stack"]
     lines = [
         f"  cost      an estimate from {config.region} list prices of {prices.PRICE_DATE} "
-        "(components/catalog/price_table.py; refresh it there)"
+        "(components/facts/catalog/price_table.py; refresh it there)"
     ]
     for which, label in (
         ("configured", "as configured"),

@@ -10,8 +10,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from components import catalog
-from components.catalog import GpuType, MachineType
+from components.facts import catalog
+from components.facts.catalog import GpuType, MachineType
 
 EXIT_OK, EXIT_UNKNOWN = 0, 2
 

@@ -186,7 +186,8 @@ RESOURCES: dict[str, Row] = {
     ),
     "gcp:compute/router:Router": Row(ROUTER_PERMISSIONS, NETWORK_ROLE, _project, "Cloud Router"),
     "gcp:compute/routerNat:RouterNat": Row(NAT_PERMISSIONS, NETWORK_ROLE, _project, "Cloud NAT"),
-    # The components reserve regional addresses only (components/service.py, _reserve), never
+    # The components reserve regional addresses only (components/service/load_balancer.py,
+    # _reserve), never
     # global ones (compute.globalAddresses.*).
     "gcp:compute/address:Address": Row(
         EXTERNAL_ADDRESS_PERMISSIONS,

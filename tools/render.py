@@ -23,7 +23,7 @@ import yaml
 
 from components.config import StackConfig, from_stack_file
 from components.config.source import read_stack_file
-from components.pins import KUBERNETES_SCHEMA_VERSION
+from components.facts.pins import KUBERNETES_SCHEMA_VERSION
 from tools.engine import (
     MOCKED_VALUES,
     ROOT,
@@ -34,7 +34,7 @@ from tools.engine import (
 )
 
 # The Kubernetes minor version whose OpenAPI schema the manifests are checked against (GKE's
-# REGULAR channel, components/pins.py). Channels move; pass the cluster's own with
+# REGULAR channel, components/facts/pins.py). Channels move; pass the cluster's own with
 # --kubernetes-version.
 DEFAULT_KUBERNETES_VERSION = KUBERNETES_SCHEMA_VERSION
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2

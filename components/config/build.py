@@ -12,9 +12,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from components import allocatable, catalog
-from components.allocatable import Resources
-from components.catalog import zones
 from components.config import formats
 from components.config.context import Context
 from components.config.model import (
@@ -47,6 +44,9 @@ from components.config.rules import (
 )
 from components.config.rules import cluster as cluster_rules
 from components.config.schema import ClusterSpec, NodePoolSpec, WorkloadSpec
+from components.facts import allocatable, catalog
+from components.facts.allocatable import Resources
+from components.facts.catalog import zones
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -89,7 +89,7 @@ def draft_pool(spec: NodePoolSpec, name: str, ctx: Context) -> NodePoolConfig:
         machine_type="",
         # No zones named: the region's zones that offer the GPU rather than GKE's default, the
         # cluster's zones, some of which may not have it. On a pool already deployed this
-        # changes node_locations, which GKE updates in place (components/nodepool.py,
+        # changes node_locations, which GKE updates in place (components/platform/nodepool.py,
         # replacement_settings): the pool is not replaced and keeps its name.
         zones=tuple(spec.zones) or zones.default_zones(spec.gpu.type, ctx.region, ctx.location),
         driver=spec.driver or "default",
@@ -163,7 +163,7 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         driver_version=drivers.autopilot_selector(w, ctx.mode),
         node_pool=pool,
         capacity=capacity,
-        # Its pods select the workload's ComputeClass (components/compute_class.py).
+        # Its pods select the workload's ComputeClass (components/service/compute_class.py).
         compute_class=capacity_sources.class_name(w.name) if capacity else None,
         model_cache=cache,
         autoscale=(

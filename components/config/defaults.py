@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from components import allocatable, pins
 from components.config.schema import Mode
+from components.facts import allocatable, pins
 
-# The pinned vLLM OpenAI server (components/pins.py: version, CUDA build and driver it needs).
+# The pinned vLLM OpenAI server (components/facts/pins.py: version, CUDA build and driver it needs).
 DEFAULT_IMAGE = pins.VLLM_IMAGE
 # A small open model (Apache-2.0, no Hugging Face token needed) that fits one L4 with room to spare.
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 DEFAULT_NAMESPACE = "gke-gpu"
-# Room for the default model's weights plus vLLM's compile caches (components/allocatable.py
+# Room for the default model's weights plus vLLM's compile caches (components/facts/allocatable.py
 # DEFAULT_MODEL_CACHE explains the figure).
 DEFAULT_CACHE_SIZE = allocatable.DEFAULT_MODEL_CACHE
 
@@ -46,5 +46,5 @@ def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:
 # The uid (and gid) workload containers run as unless workloads[].runAsUser says otherwise: not
 # root, so the namespace can enforce Pod Security "restricted"; 10000 or above, so it is no user
 # of the node (checkov CKV_K8S_40); and not 65534 (nobody), the Cloud Storage FUSE sidecar's user
-# (components/workload.py).
+# (components/service/workload.py).
 RUN_AS_USER = 10001

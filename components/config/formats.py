@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from components.allocatable import Resources
+    from components.facts.allocatable import Resources
 
 # Every pattern is matched with re.fullmatch and ASCII-only classes: `\d` and `$` would accept
 # non-ASCII digits and a trailing newline.
@@ -99,7 +99,8 @@ def hint(pattern: str) -> str:
 
 
 # --- CPU and memory as messages and the summary show them -----------------------------------------
-# (Quantities are read by components/allocatable.py parse_cpu and parse_memory, as Kubernetes does.)
+# (Quantities are read by components/facts/allocatable.py parse_cpu and parse_memory, as Kubernetes
+# does.)
 
 
 def cpu(millicores: int, places: int | None = None) -> str:

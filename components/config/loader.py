@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from components import catalog
 from components.config import build, keys
 from components.config.context import Context
 from components.config.model import NodePoolConfig, StackConfig, WorkloadConfig
@@ -46,6 +45,7 @@ from components.config.rules import (
 )
 from components.config.rules import cluster as cluster_rules
 from components.config.schema import ClusterSpec, NodePoolSpec, WorkloadSpec
+from components.facts import catalog
 
 S = TypeVar("S")
 Rule = Callable[[int, S, Context], Iterable[Problem]]

@@ -7,9 +7,9 @@ from typing import Literal
 
 import pulumi
 
-from components.allocatable import Resources
 from components.config.rules.registry import Repository
 from components.config.schema import DevicePluginType, DnsEndpoint, Driver, ExposeType, Kind, Mode
+from components.facts.allocatable import Resources
 
 NAMESPACE = "gke-gpu"
 
@@ -272,12 +272,14 @@ class Expose:
     hosts: tuple[str, ...] = ()
     """Extra names and addresses the certificate is valid for."""
     paths: tuple[str, ...] = ()
-    """What the gate forwards: exact paths, or prefixes ending in "/*" (components/haproxy.py)."""
+    """What the gate forwards: exact paths, or prefixes ending in "/*"
+    (components/service/haproxy.py)."""
 
 
 @dataclass(frozen=True)
 class Egress:
-    """Where a workload's pods may connect, beyond DNS (components/egress.py builds the policy)."""
+    """Where a workload's pods may connect, beyond DNS (components/service/egress.py builds the
+    policy)."""
 
     internet: bool = False
     """HTTPS (TCP 443) to public addresses: the Hugging Face Hub, Cloud Storage."""

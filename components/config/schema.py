@@ -37,7 +37,8 @@ DEVICE_PLUGIN_TYPES: tuple[DevicePluginType, ...] = get_args(DevicePluginType)
 # balancer (reachable from the VPC only); ClusterIP: no load balancer, in-cluster only; NodePort:
 # existing clusters without a load balancer implementation (rules/exposure.py).
 ExposeType = Literal["LoadBalancer", "Internal", "ClusterIP", "NodePort"]
-# Who may use GKE's DNS-based control-plane endpoint (components/cluster.py has the source).
+# Who may use GKE's DNS-based control-plane endpoint (components/platform/cluster.py has the
+# source).
 DnsEndpoint = Literal["disabled", "external"]
 # auto: surge where the pool has a spare GPU at its maximum, else replace (see rules/fit.py).
 Rollout = Literal["auto", "surge", "replace"]

@@ -28,7 +28,7 @@ from .props import (
 # System DaemonSets that must run privileged on the host to install drivers or expose GPUs.
 SYSTEM_NAMESPACE = "kube-system"
 PRIVILEGED_DAEMONSET_PREFIXES = (
-    "nvidia-driver-installer",  # Google's driver installer (components/driver.py)
+    "nvidia-driver-installer",  # Google's driver installer (components/platform/driver.py)
     "nvidia-device-plugin",  # NVIDIA's device plugin, for clusters not managed by GKE
 )
 
@@ -140,7 +140,7 @@ def _allowlisted_system_daemonset(resource_type: str, props: Mapping[str, Any]) 
 
 # Google's own components that run as their image's user (root, no runAsNonRoot), deployed from
 # Google's manifest unchanged: (namespace, Deployment). The custom metrics adapter
-# (components/metrics_adapter.py) is `FROM gcr.io/distroless/static` and serves on port 443
+# (components/platform/metrics_adapter.py) is `FROM gcr.io/distroless/static` and serves on port 443
 # (GoogleCloudPlatform/k8s-stackdriver custom-metrics-stackdriver-adapter/Dockerfile and
 # deploy/production/adapter_new_resource_model.yaml). Only the non-root control is waived for
 # it, in its own namespace: privilege, host access and capabilities are still refused.

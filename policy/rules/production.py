@@ -151,7 +151,8 @@ def private_nodes_in_prod(
     """A production GKE cluster's nodes have no public IP address. Mandatory.
 
     The cluster-wide switch is privateClusterConfig.enablePrivateNodes (what
-    components/cluster_settings.py sets from cluster.privateNodes). pulumi-gcp 10.2.0's Cluster
+    components/platform/cluster_settings.py sets from cluster.privateNodes). pulumi-gcp 10.2.0's
+    Cluster
     has no cluster-wide networkConfig.defaultEnablePrivateNodes input (only node pools'
     networkConfig.enablePrivateNodes; container/_inputs.py), so that is the field read. A GPU node
     with a public address is one firewall rule away from the internet, hostPorts and NodePorts
@@ -180,7 +181,8 @@ def control_plane_restricted_in_prod(
     any other customer's VM included (pulumi-gcp 10.2.0 ClusterMasterAuthorizedNetworksConfigArgs:
     "Whether Kubernetes master is accessible via Google Compute Engine Public IPs"). Without
     them a leaked credential works from anywhere. CI reaches such a cluster through its
-    DNS-based endpoint, where IAM decides (components/cluster_settings.py dns_endpoint_open).
+    DNS-based endpoint, where IAM decides (components/platform/cluster_settings.py
+    dns_endpoint_open).
     """
     if not _production_cluster(resource_type, props, context):
         return []

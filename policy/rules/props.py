@@ -14,7 +14,8 @@ from typing import Any
 # value only when a decision needs it.
 
 # The label, annotation and resource names the rules read: the same names and values as in
-# components/labels.py, which tests/test_labels.py checks. They are repeated because components/
+# components/facts/labels.py, which tests/test_labels.py checks. They are repeated because
+# components/
 # needs pulumi_gcp and the pack's venv does not.
 GPU_RESOURCE = "nvidia.com/gpu"
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from components import allocatable, pins
 from components.config import formats
 from components.config.context import Context
 from components.config.model import ModelCache, NodePoolConfig, WorkloadConfig
 from components.config.problems import Problem
 from components.config.schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
+from components.facts import allocatable, pins
 
 # --- image streaming ----------------------------------------------------------------------------
 # GKE's "Use Image streaming to pull container images" (cloud.google.com/kubernetes-engine/docs/
@@ -45,7 +45,8 @@ DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io", "registry-1.docker.io")
 # Standard and Autopilot (the newest edition also lists Ubuntu from 1.35.0-gke.1403000, but it
 # keeps requirement 3, "enable Image streaming to use the secondary boot disk feature", and image
 # streaming is COS only, so COS is required here); "when you modify the disk image you must
-# create a new node pool" (secondary_boot_disks is ForceNew, components/nodepool.py). Google's
+# create a new node pool" (secondary_boot_disks is ForceNew, components/platform/nodepool.py).
+# Google's
 # own Terraform sample sets gcfs_config { enabled = true } beside CONTAINER_IMAGE_CACHE
 # (terraform-google-modules/terraform-docs-samples gke/standard/zonal/secondary-boot-disk/main.tf
 # at f5229f30); no cluster-level setting is needed for a disk image in the cluster's project.

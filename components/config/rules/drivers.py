@@ -1,6 +1,6 @@
 """The NVIDIA driver each workload's image needs, and the driver each pool gets for it.
 
-The default image (components/pins.py VLLM_IMAGE) is a CUDA 13 build: it needs an R580 driver,
+The default image (components/facts/pins.py VLLM_IMAGE) is a CUDA 13 build: it needs an R580 driver,
 which GKE installs only with its `latest` driver version (pins.py cites the sources), and a GPU
 of compute capability 7.5 or newer. A pool that installs the `default` driver would start the
 server and crash it at its first CUDA call; that is refused here, before anything exists.
@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from components import catalog, pins
 from components.config import formats
 from components.config.context import Context
 from components.config.problems import Problem
 from components.config.schema import Driver, Mode, NodePoolSpec, WorkloadSpec
+from components.facts import catalog, pins
 
 # vLLM's unsuffixed vllm-openai tags are CUDA 13 builds from v0.20.0 on (vllm-project/vllm PR 39878,
-# cited in components/pins.py); `-cu12x` tags are the CUDA 12 builds.
+# cited in components/facts/pins.py); `-cu12x` tags are the CUDA 12 builds.
 _VLLM_TAG = re.compile(r"v(\d+)\.(\d+)\.\d+(?:\.post\d+)?")
 
 

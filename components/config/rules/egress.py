@@ -1,5 +1,6 @@
 """Where each workload's pods may connect (workloads[].egress), and who runs them: the CIDR checks
-and the derived defaults components/egress.py and components/workload.py build on."""
+and the derived defaults components/service/egress.py and components/service/workload.py build
+on."""
 
 from __future__ import annotations
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from components import haproxy
 from components.config import formats
 from components.config.context import Context
 from components.config.problems import Problem
 from components.config.schema import ExposeType, Mode, WorkloadSpec
+from components.service import haproxy
 
 # The environment variable vLLM's OpenAI server reads its API key from: vllm/envs.py declares
 # "VLLM_API_KEY": lambda: os.environ.get("VLLM_API_KEY", None), and the server adds its
@@ -17,7 +17,8 @@ from components.config.schema import ExposeType, Mode, WorkloadSpec
 # CLI takes precedence over VLLM_API_KEY", vllm/entrypoints/openai/api_server.py build_app). The
 # middleware guards only /v1, /v2, /inference and /cohere, so /health (the probes) and /metrics stay
 # open (GUARDED_PREFIX, vllm/entrypoints/serve/utils/server_utils.py at commit 0753ceeb). Read in
-# the stored vllm-project/vllm sources on 2026-11-22; the v0.29.0 tree itself (components/pins.py)
+# the stored vllm-project/vllm sources on 2026-11-22; the v0.29.0 tree itself
+# (components/facts/pins.py)
 # was too large to fetch, and these lines are the same in every stored version.
 API_KEY_ENV = "VLLM_API_KEY"
 API_KEY_FLAG = "--api-key"

@@ -8,8 +8,6 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
-from components import allocatable, catalog, pins
-from components.allocatable import Resources
 from components.config import formats
 from components.config.context import Context
 from components.config.model import CapacityChoice, NodePoolConfig, Reservation, WorkloadConfig
@@ -25,6 +23,8 @@ from components.config.rules.capacity_sources import (
 from components.config.rules.drivers import needs_latest_driver
 from components.config.rules.pools import choices, gpu_type_problems
 from components.config.schema import FallbackSpec, Mode, SystemPoolSpec, WorkloadSpec
+from components.facts import allocatable, catalog, pins
+from components.facts.allocatable import Resources
 
 
 def smallest_fitting_machine(

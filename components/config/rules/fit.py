@@ -5,7 +5,7 @@ A pod whose requests exceed what its node leaves for pods stays Pending and the 
 scales up for it ("pod didn't trigger scale-up: it wouldn't fit"); so does a replica beyond the
 pool's GPUs at maxNodes, and a surge pod on a pool with no spare GPU. `pulumi up` would wait
 40 minutes for each and fail. All three are checked here, from the allocatable figures in
-components/allocatable.py (GKE's reservations, less GKE's own DaemonSets on GPU nodes).
+components/facts/allocatable.py (GKE's reservations, less GKE's own DaemonSets on GPU nodes).
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from components import allocatable, catalog
-from components.allocatable import Resources
 from components.config import formats
 from components.config.model import NodePoolConfig, WorkloadConfig
 from components.config.problems import Problem
 from components.config.rules.coldstart import FUSE_SIDECAR_MEMORY_BYTES, FUSE_SIDECAR_MILLICORES
 from components.config.schema import Mode, NodePoolSpec, WorkloadSpec
+from components.facts import allocatable, catalog
+from components.facts.allocatable import Resources
 
 # Requests of a GKE workload whose GPU count no machine carries: a stand-in, as that count's own
 # problem is reported and nothing is built (existing clusters assume no requests at all).
@@ -108,7 +108,7 @@ def pod_room(pool: NodePoolConfig, machine: catalog.MachineType) -> Resources:
 
 
 # What a GPU pod with unset requests gets at least per GPU when the machine is chosen for it: the
-# project's default model-server size (4 CPU, 16 GiB), the figure components/allocatable.py
+# project's default model-server size (4 CPU, 16 GiB), the figure components/facts/allocatable.py
 # uses for Autopilot (AUTOPILOT_REQUEST_PER_GPU).
 DEFAULT_PER_GPU = allocatable.AUTOPILOT_REQUEST_PER_GPU
 

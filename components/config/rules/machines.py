@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from components import allocatable
-from components.catalog.machines import N1_MACHINES
 from components.config.context import Context
 from components.config.problems import Problem
 from components.config.schema import ClusterSpec
+from components.facts import allocatable
+from components.facts.catalog.machines import N1_MACHINES
 
 # Sources (read 2026-11-23):
 #   GKE_MACHINES: GKE's cluster autoscaler, package machinetypes (the file catalog/machines.py
@@ -63,7 +63,7 @@ SHARED_CORE: dict[str, tuple[int, float, float]] = {
 }
 
 # The rule: a system node must sustain at least one whole vCPU. GKE's own DaemonSets on every node
-# request about a third of a vCPU (components/allocatable.py), and the system pool also runs
+# request about a third of a vCPU (components/facts/allocatable.py), and the system pool also runs
 # kube-dns, metrics-server and the konnectivity agents; the scheduler counts a shared-core node
 # as a whole core, so below one sustained vCPU those requests are promised CPU the VM does not
 # have. e2-medium, GKE's default node machine type ("Cannot use default machine type (e2-medium)

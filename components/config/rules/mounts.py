@@ -12,7 +12,8 @@ from components.config.context import Context
 from components.config.problems import Problem
 from components.config.schema import WorkloadSpec
 
-# Paths the program mounts in workload containers itself (components/workload.py): shared memory
+# Paths the program mounts in workload containers itself (components/service/workload.py): shared
+# memory
 # for the model server, and what stays writable under the read-only root filesystem.
 SHM_PATH = "/dev/shm"
 TMP_PATH = "/tmp"
@@ -25,7 +26,7 @@ PROGRAM_MOUNTS = {
 
 def mounts_home(has_cache: bool, env_names: Iterable[str]) -> bool:
     """Whether the program mounts an emptyDir at HOME_PATH: HOME is the cache disk when there is
-    one, and a workload that sets HOME itself keeps it (components/workload.py)."""
+    one, and a workload that sets HOME itself keeps it (components/service/workload.py)."""
     return not has_cache and "HOME" not in env_names
 
 

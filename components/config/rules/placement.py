@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from components import allocatable, catalog
-from components.allocatable import Resources
 from components.config.context import Context
 from components.config.model import NodePoolConfig
 from components.config.problems import Problem
 from components.config.rules import fit
 from components.config.rules.pools import choices, gpu_type_problems
 from components.config.schema import Mode, WorkloadSpec
+from components.facts import allocatable, catalog
+from components.facts.allocatable import Resources
 
 
 def fits(w: WorkloadSpec, pool: NodePoolConfig) -> bool:
@@ -49,7 +49,7 @@ def autopilot_problems(i: int, w: WorkloadSpec, ctx: Context) -> list[Problem]:
             Problem(
                 f"{path}.gpu.type",
                 f"{gpu.name} is not in the catalog's Autopilot table "
-                "(components/catalog/gpus.py AUTOPILOT_COUNTS). Use one of "
+                "(components/facts/catalog/gpus.py AUTOPILOT_COUNTS). Use one of "
                 f"{choices(offered)}, or cluster.mode: standard with a node pool.",
             )
         ]
@@ -93,7 +93,8 @@ def autopilot_request_problems(path: str, w: WorkloadSpec) -> list[Problem]:
     Google publishes per-GPU minimum and maximum requests ("Resource requests in Autopilot",
     GPU section); that table could not be read here (only the page's first part is stored,
     checked 2026-11-23), so the maximum is derived instead: the allocatable, less GKE's own pods,
-    of the largest machine carrying the GPUs (components/catalog, components/allocatable.py).
+    of the largest machine carrying the GPUs (components/facts/catalog,
+    components/facts/allocatable.py).
     Google's own maximum may be lower; it is never higher, as the pod must fit a node.
     """
     assert w.gpu.type is not None
@@ -127,7 +128,7 @@ def autopilot_request_problems(path: str, w: WorkloadSpec) -> list[Problem]:
 
 def default_requests(w: WorkloadSpec, mode: Mode | None) -> Resources:
     """Requests of a workload not on a Standard pool: Autopilot's sizing for its GPUs (see
-    components/allocatable.py); nothing on an existing cluster (its nodes' size is unknown:
+    components/facts/allocatable.py); nothing on an existing cluster (its nodes' size is unknown:
     the summary asks for resources instead of assuming a GKE machine)."""
     share = Resources(0, 0)
     if mode != "existing" and w.gpu.type in catalog.GPU_TYPES:

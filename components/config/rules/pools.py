@@ -5,11 +5,11 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from components import catalog
-from components.catalog import zones
 from components.config.context import Context
 from components.config.problems import Problem
 from components.config.schema import NodePoolSpec
+from components.facts import catalog
+from components.facts.catalog import zones
 
 
 def cidr_problems(

@@ -2,7 +2,7 @@
 on which port, and where it reports health.
 
 Read from the vLLM 0.29.0 wheel on PyPI (vllm-0.29.0-cp38-abi3-manylinux_2_28_x86_64.whl, read
-2026-11-23), the version components/pins.py pins:
+2026-11-23), the version components/facts/pins.py pins:
   - vllm/entrypoints/launchers/cli_args.py: `model_tag` is the first positional argument
     ("The model tag to serve"), `port: int = 8000`.
   - vllm/utils/argparse_utils.py lines 271-283: `--model` still works, with the warning "The

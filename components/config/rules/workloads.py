@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components import allocatable
 from components.config import formats
 from components.config.context import Context
 from components.config.model import NAMESPACE
@@ -12,6 +11,7 @@ from components.config.problems import Problem
 from components.config.rules import vllm
 from components.config.rules.pools import cidr_problems, gpu_type_problems
 from components.config.schema import WorkloadSpec
+from components.facts import allocatable
 
 # Node labels the program sets itself to place GPU pods (GKE's docs: how-to/gpus, autopilot-gpus,
 # timesharing-gpus, gpus-multi, spot-vms, custom compute classes). A user's nodeSelector with one

@@ -1,5 +1,6 @@
 """The GKE Cluster resource's arguments: endpoints, networking, security, monitoring and the
-settings of each mode. Pure functions; GkeCluster (components/cluster.py) registers the resource.
+settings of each mode. Pure functions; GkeCluster (components/platform/cluster.py) registers the
+resource.
 
 Where a change to a setting could replace a deployed cluster, its comment names the Google
 provider's behaviour (updated in place, or ForceNew: the cluster is replaced).
@@ -13,8 +14,8 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.config import ClusterConfig
-from components.labels import PRODUCTION_CLUSTER_LABEL
-from components.nodepool import CLOUD_PLATFORM_SCOPE, OAUTH_SCOPES, SHIELDED_INSTANCE
+from components.facts.labels import PRODUCTION_CLUSTER_LABEL
+from components.platform.nodepool import CLOUD_PLATFORM_SCOPE, OAUTH_SCOPES, SHIELDED_INSTANCE
 
 # GPU and workload metrics in Cloud Monitoring through Managed Service for Prometheus. DCGM is
 # GKE's managed NVIDIA DCGM exporter package (pulumi-gcp 10.2.0 ClusterMonitoringConfigArgs.

@@ -1,6 +1,6 @@
 """GKE GPU types: memory, MIG sizes, sharing, Autopilot counts, and the retired ones.
 
-Sources (checked 2026-11-22), besides those of components/catalog/machines.py:
+Sources (checked 2026-11-22), besides those of components/facts/catalog/machines.py:
   MIG_GO: GoogleCloudPlatform/container-engine-accelerators pkg/gpu/nvidia/mig/mig.go at
     992db812 (last changed in c591acb4, 2026-05-12): gpuPartitionSizeMaxCount, the partition sizes
     GKE's device plugin accepts. GKE hands the node pool's gpuPartitionSize to it unchanged
@@ -23,8 +23,8 @@ Sources (checked 2026-11-22), besides those of components/catalog/machines.py:
 
 from __future__ import annotations
 
-from components.catalog import machines as m
-from components.catalog.model import GpuType, MachineType
+from components.facts.catalog import machines as m
+from components.facts.catalog.model import GpuType, MachineType
 
 # GPUs per pod that Autopilot accepts. Which types: WARDEN, plus B200 and RTX PRO 6000 from
 # GCA_AUTOPILOT. The per-pod counts on Google's autopilot-gpus page

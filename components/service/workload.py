@@ -1,6 +1,7 @@
 """GpuWorkload: a Deployment, StatefulSet or Job whose pods get GPUs in any cluster mode.
 
-The pod template is components/pod.py's, placed by components/placement.py; this module registers
+The pod template is components/service/pod.py's, placed by components/service/placement.py; this
+module registers
 the objects around it: the Secret its env reads, the service account a model cache is read as,
 the workload object itself, its egress policy and its disruption budget.
 """
@@ -14,11 +15,11 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import egress
 from components.config import Mode, WorkloadConfig
-from components.labels import SKIP_AWAIT_ANNOTATION, selector_labels, workload_labels
+from components.facts.labels import SKIP_AWAIT_ANNOTATION, selector_labels, workload_labels
 from components.manifest import manifest
-from components.pod import pod_template, secret_env_names
+from components.service import egress
+from components.service.pod import pod_template, secret_env_names
 
 # A GPU node that scales up from zero, pulls a multi-GB inference image and loads a model
 # takes many minutes: Pulumi waits this long for the workload to become ready.

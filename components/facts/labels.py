@@ -5,8 +5,9 @@ labels (on objects and nodes) and GCE resource labels (on the cluster and the po
 keys allow no "/") are different things; each of gke-gpu's own keys says which it is.
 
 Kept elsewhere on purpose:
-- the labels of the manifests copied from Google and NVIDIA (components/driver.py,
-  components/device_plugin.py, components/metrics_adapter.py: `k8s-app`, `name`, `run`,
+- the labels of the manifests copied from Google and NVIDIA (components/platform/driver.py,
+  components/platform/device_plugin.py, components/platform/metrics_adapter.py: `k8s-app`, `name`,
+  `run`,
   `kubernetes.io/cluster-service`), which stay as their manifests spell them;
 - policy/rules/props.py, the policy pack's copies of the keys its rules read (the pack cannot
   import components/); tests/test_labels.py keeps them equal to these;
@@ -30,8 +31,9 @@ COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 kubernetes-engine-samples autoscaling/custom-compute-classes/reservations/deployment-gpu.yaml at
 2b503651)."""
 DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"
-"""Autopilot: the driver version a pod asks for (components/pins.py quotes the source); Standard:
-"disabled" on pools without a GKE-installed driver (components/driver.py)."""
+"""Autopilot: the driver version a pod asks for (components/facts/pins.py quotes the source);
+Standard:
+"disabled" on pools without a GKE-installed driver (components/platform/driver.py)."""
 NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 """The node pool's GKE name, on each of its nodes."""
 GPU_SHARING_STRATEGY_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from components.catalog.model import (
+from components.facts.catalog.model import (
     ALL_CONSUMPTION,
     FLEX_START,
     ON_DEMAND,

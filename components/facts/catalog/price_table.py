@@ -1,4 +1,4 @@
-"""The price table behind components/catalog/prices.py: USD per hour by region, list prices.
+"""The price table behind components/facts/catalog/prices.py: USD per hour by region, list prices.
 
 Sources (read 2026-11-23; prices as of CATALOG_DATE):
   CATALOG: Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml at commit fd66b26f

@@ -3,8 +3,8 @@
 GkeCluster is split by concern, as terraform-google-kubernetes-engine splits its module (`sa`,
 `networks`, `cluster`, `outputs`): the nodes' identity (service account, project roles, registry
 readers), the network (Cloud Router and NAT), the Cluster resource (its arguments in
-components/cluster_settings.py), the system pool, and access (the kubeconfig, from
-components/kubeconfig.py, and the Kubernetes provider).
+components/platform/cluster_settings.py), the system pool, and access (the kubeconfig, from
+components/platform/kubeconfig.py, and the Kubernetes provider).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.cluster_settings import cluster_args, dns_endpoint_open
 from components.config import ClusterConfig, ExistingClusterConfig, Secret
 from components.config.rules.registry import READER_ROLE, Repository
-from components.kubeconfig import gke_kubeconfig
-from components.labels import ROLE_LABEL
-from components.nodepool import hardened_node_settings
+from components.facts.labels import ROLE_LABEL
+from components.platform.cluster_settings import cluster_args, dns_endpoint_open
+from components.platform.kubeconfig import gke_kubeconfig
+from components.platform.nodepool import hardened_node_settings
 
 # Least-privilege node identity: Google's "Use least privilege IAM service accounts" guide
 # (cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa)

@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 
 from components.config.rules.exposure import LOAD_BALANCED
 from components.config.schema import ExposeType
-from components.labels import INTERNAL_LB_ANNOTATION, MANAGED_BY_LABEL
+from components.facts.labels import INTERNAL_LB_ANNOTATION, MANAGED_BY_LABEL
 from components.manifest import manifest
 
 # A LoadBalancer on GKE takes a few minutes to get an address; Pulumi waits for it.

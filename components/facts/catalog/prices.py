@@ -2,7 +2,7 @@
 
 What the plan's cost lines multiply. Every figure is a list price in USD per hour in the stack's
 region, before taxes, committed-use or negotiated discounts. The table and its sources are in
-components/catalog/price_table.py (regions: PRICE_REGIONS); a region or machine not in it is
+components/facts/catalog/price_table.py (regions: PRICE_REGIONS); a region or machine not in it is
 priced `None` and shown as unknown, never guessed.
 
 Other sources (checked 2026-11-22):
@@ -25,12 +25,12 @@ checks the README's quoted figures against the plan).
 
 from __future__ import annotations
 
-from components.catalog import price_table
-from components.catalog.machines import custom_machine
+from components.facts.catalog import price_table
+from components.facts.catalog.machines import custom_machine
 
 PRICE_REGIONS = tuple(price_table.REGION_MACHINE_PRICES)
 PRICE_DATE = price_table.CATALOG_DATE
-PRICE_SOURCE = "Cloud Billing Catalog list prices (components/catalog/price_table.py)"
+PRICE_SOURCE = "Cloud Billing Catalog list prices (components/facts/catalog/price_table.py)"
 CLUSTER_FEE_PER_HOUR = 0.10  # GKE_PRICING
 # Autopilot bills a general-purpose (CPU-only) Pod by its requests: USD per vCPU-hour and per
 # GiB-hour in us-central1, regular (not Spot). The figures of https://cloud.google.com/

@@ -11,9 +11,9 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from components.allocatable import parse_memory
 from components.config import Mode, WorkloadConfig
-from components.labels import (
+from components.facts.allocatable import parse_memory
+from components.facts.labels import (
     FUSE_CPU_LIMIT_ANNOTATION,
     FUSE_MEMORY_LIMIT_ANNOTATION,
     FUSE_VOLUMES_ANNOTATION,
@@ -91,7 +91,7 @@ class ModelCacheAccess(pulumi.ComponentResource):
 # The pods' side: GKE's Cloud Storage FUSE CSI driver (a GKE add-on) mounts the bucket. Pod
 # annotations GKE's sidecar injector acts on, driver name, the sidecar's cache volume name and
 # its user: GoogleCloudPlatform/gcs-fuse-csi-driver at 5fcdc04a (2026-08-21; checked 2026-11-22):
-# pkg/webhook/mutatingwebhook.go lines 49-56 (the annotations, components/labels.py),
+# pkg/webhook/mutatingwebhook.go lines 49-56 (the annotations, components/facts/labels.py),
 # pkg/webhook/sidecar_spec.go lines 35 and 210-211 (gke-gcsfuse-cache; the sidecar runs as
 # 65534:65534), deploy/base/setup/csi_driver.yaml (gcsfuse.csi.storage.gke.io; the driver gets
 # the pod's service-account token from the CSIDriver's tokenRequests, not from the pod, so pods

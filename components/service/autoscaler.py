@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import WorkloadConfig
-from components.labels import selector_labels, workload_labels
+from components.facts.labels import selector_labels, workload_labels
 from components.manifest import manifest
 
 # Managed Service for Prometheus scrapes pods a PodMonitoring selects (monitoring.googleapis.com/v1;

@@ -13,28 +13,28 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.apikey import ApiKey, ApiKeyArgs
-from components.autoscaler import Autoscaler, AutoscalerArgs
-from components.certificate import (
+from components.config import NAMESPACE, ExistingClusterConfig, WorkloadConfig
+from components.config.rules.exposure import API_KEY_ENV
+from components.facts.labels import PRODUCTION_LABEL
+from components.platform import Platform
+from components.service.apikey import ApiKey, ApiKeyArgs
+from components.service.autoscaler import Autoscaler, AutoscalerArgs
+from components.service.certificate import (
     ServerCertificate,
     ServerCertificateArgs,
     cluster_dns_names,
     split_hosts,
 )
-from components.compute_class import GpuComputeClass, GpuComputeClassArgs
-from components.config import NAMESPACE, ExistingClusterConfig, WorkloadConfig
-from components.config.rules.exposure import API_KEY_ENV
-from components.gate import ApiGate, ApiGateArgs, gate_selector, gate_settings
-from components.labels import PRODUCTION_LABEL
-from components.model_cache import ModelCacheAccess, ModelCacheAccessArgs
-from components.platform import Platform
-from components.service import (
+from components.service.compute_class import GpuComputeClass, GpuComputeClassArgs
+from components.service.gate import ApiGate, ApiGateArgs, gate_selector, gate_settings
+from components.service.load_balancer import (
     LoadBalancerService,
     LoadBalancerServiceArgs,
     StaticAddress,
     static_address_name,
 )
-from components.workload import GpuWorkload, GpuWorkloadArgs
+from components.service.model_cache import ModelCacheAccess, ModelCacheAccessArgs
+from components.service.workload import GpuWorkload, GpuWorkloadArgs
 
 # Where every child of a GpuService lived before the component: the stack's root.
 WAS_ROOT = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
@@ -139,7 +139,7 @@ class GpuService(pulumi.ComponentResource):
 
     def _expose(self, workload: GpuWorkload) -> LoadBalancerService:
         """The Service selects the gate's pods; the gate forwards the model API, with the key,
-        to the model's pods (components/gate.py)."""
+        to the model's pods (components/service/gate.py)."""
         w, platform = self.workload, self._platform
         expose = w.expose
         assert expose is not None and workload.port is not None

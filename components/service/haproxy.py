@@ -27,7 +27,7 @@ TLS_PORT = 8443
 PLAIN_PORT = 8080  # only with expose.tls: false
 HEALTH_PORT = 8081
 HEALTH_PATH = "/healthz"
-# What the Deployment puts in the environment (components/gate.py) and the test sets itself.
+# What the Deployment puts in the environment (components/service/gate.py) and the test sets itself.
 UPSTREAM_ENV = "GATE_UPSTREAM"
 CERT_ENV = "GATE_CERT"
 KEY_ENV = "GATE_API_KEY"
@@ -102,6 +102,9 @@ NOT_ALLOWED = _error_body(
 def render(settings: GateSettings) -> str:
     """haproxy.cfg for one workload's gate."""
     lines = [
+        # The ConfigMap's data, byte for byte: a change replaces the ConfigMap (pulumi-kubernetes
+        # forceNewProperties) and rolls every gate, so this header keeps the module path it was
+        # first deployed with (now components/service/haproxy.py; tests/test_upgrades.py).
         "# gke-gpu API gate (components/haproxy.py): rendered by the program; do not edit.",
         *_global_section(settings),
         "",

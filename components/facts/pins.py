@@ -1,7 +1,7 @@
 """Pinned versions the program deploys or validates against, each with its source and check date.
 
 Driver-installer, device-plugin and GPU Operator pins live beside the manifests they pin
-(components/driver.py, components/device_plugin.py); this module holds the rest.
+(components/platform/driver.py, components/platform/device_plugin.py); this module holds the rest.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ VLLM_MIN_DRIVER = "580.65.06"
 GKE_DRIVER_FOR_VLLM = "latest"
 # CUDA 13.0 dropped Volta (sm_70) and older ("CUDA 13.0 dropped support for Volta (SM70), but not
 # Turing (SM75)", NVIDIA/cuDecomp PR 97): the default image cannot run on V100, P100 or P4
-# (compute capabilities in components/catalog/gpus.py). VLLM_IMAGE_CUDA12 is the CUDA 12.9 build of
+# (compute capabilities in components/facts/catalog/gpus.py). VLLM_IMAGE_CUDA12 is the CUDA 12.9
+# build of
 # the same release, for V100 (7.0). P4 and P100 (6.x) are below the 7.0 that vLLM's GPU
 # installation docs require (https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html;
 # not re-read for this release) and run neither. Whether the CUDA 12.9 build runs on GKE's R535

@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.config import DevicePluginConfig
-from components.labels import (
+from components.facts.labels import (
     DEVICE_PLUGIN_CONFIG_HASH_ANNOTATION,
     GPU_RESOURCE,
     POD_SECURITY_ENFORCE_LABEL,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.config import Mode, WorkloadConfig
-from components.labels import (
+from components.facts.labels import (
     ACCELERATOR_LABEL,
     COMPUTE_CLASS_LABEL,
     DRIVER_VERSION_LABEL,
@@ -19,7 +19,7 @@ from components.labels import (
     ZONE_LABEL,
     selector_labels,
 )
-from components.nodepool import gke_pool_name
+from components.platform.nodepool import gke_pool_name
 
 # GKE taints GPU nodes with nvidia.com/gpu=present:NoSchedule (and Spot nodes may carry
 # cloud.google.com/gke-spot=true:NoSchedule); GPU pods tolerate both.
@@ -53,7 +53,7 @@ def node_selector(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
         selector[SPOT_LABEL] = "true"
     if mode == "autopilot" and w.driver_version is not None:
         # Autopilot installs the driver version a pod selects (GKE "choose driver version";
-        # components/pins.py has the source): the default image needs `latest`.
+        # components/facts/pins.py has the source): the default image needs `latest`.
         selector[DRIVER_VERSION_LABEL] = w.driver_version
     if mode == "standard" and pool is not None:
         # Pin to the smallest pool that fits: a 1-GPU pod never lands on a 4-GPU node. GKE

@@ -1,6 +1,6 @@
 """A GPU workload's pod template: its container (resources, env, mounts, probes), its volumes and
 a restricted sandbox (non-root, read-only root filesystem, no service-account token), placed by
-components/placement.py."""
+components/service/placement.py."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from components.config import Mode, WorkloadConfig, defaults
 from components.config.formats import is_vllm_image
 from components.config.rules.exposure import API_KEY_ENV
 from components.config.rules.mounts import HOME_PATH, SHM_PATH, TMP_PATH, mounts_home
-from components.labels import GPU_RESOURCE, workload_labels
-from components.model_cache import model_cache_volumes, pod_annotations
-from components.placement import node_selector, tolerations, zone_spread
+from components.facts.labels import GPU_RESOURCE, workload_labels
+from components.service.model_cache import model_cache_volumes, pod_annotations
+from components.service.placement import node_selector, tolerations, zone_spread
 
 # --- running as non-root with a read-only root filesystem -----------------------------------------
 # Writable places for an image built to run as root: an emptyDir at /tmp, and one for HOME when no
@@ -78,7 +78,7 @@ def probes(w: WorkloadConfig) -> dict[str, Any]:
 
 def secret_env_names(w: WorkloadConfig) -> list[str]:
     """Env vars read from the workload's Secret: `secretEnv` keys, env values from `secure:` and
-    the generated API key (VLLM_API_KEY, components/apikey.py)."""
+    the generated API key (VLLM_API_KEY, components/service/apikey.py)."""
     api_key = {API_KEY_ENV} if w.api_key else set()
     return sorted({k for k, _ in w.secret_env} | {k for k, _ in w.secret_values} | api_key)
 

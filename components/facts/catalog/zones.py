@@ -186,7 +186,7 @@ GPU_REGIONS_ONLY: dict[str, tuple[str, ...]] = {
     "nvidia-gb300": _split("us-central1 us-east4 us-east5"),
 }
 
-SOURCE = "components/catalog/zones.py, a 2026-11-23 snapshot of the SkyPilot catalog"
+SOURCE = "components/facts/catalog/zones.py, a 2026-11-23 snapshot of the SkyPilot catalog"
 
 
 def zones_of(region: str) -> tuple[str, ...] | None:

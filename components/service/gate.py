@@ -19,11 +19,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import egress, haproxy
 from components.config import defaults
 from components.config.model import WorkloadConfig
 from components.config.rules.exposure import API_KEY_ENV
-from components.labels import (
+from components.facts.labels import (
     APP_INSTANCE_LABEL,
     APP_NAME_LABEL,
     GATE_CONFIG_HASH_ANNOTATION,
@@ -32,7 +31,8 @@ from components.labels import (
     MANAGED_BY_LABEL,
 )
 from components.manifest import manifest
-from components.pod import container_security_context, secret_env_names
+from components.service import egress, haproxy
+from components.service.pod import container_security_context, secret_env_names
 
 # The official HAProxy image (docker-library/haproxy). Its Dockerfile makes the user `haproxy`
 # with uid/gid 99 and ends with `USER haproxy` (docker-library/haproxy@ec437dd2 2.8/alpine/

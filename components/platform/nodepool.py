@@ -12,7 +12,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.config import NodePoolConfig
-from components.labels import MIN_NODES_REASON_LABEL, POOL_LABEL, POOL_RESOURCE_LABEL
+from components.facts.labels import MIN_NODES_REASON_LABEL, POOL_LABEL, POOL_RESOURCE_LABEL
 
 # Access is governed by the node service account's IAM roles, not by legacy OAuth scopes.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -205,7 +205,8 @@ def gke_pool_name(pool: NodePoolConfig) -> str:
 
     A change that replaces the pool also changes its name, so the new pool can exist next to
     the old one: Pulumi creates it, workloads roll over to it (they select it by this name,
-    components/placement.py node_selector), and only then is the old pool deleted. Settings GKE
+    components/service/placement.py node_selector), and only then is the old pool deleted. Settings
+    GKE
     updates in place (machine type, node counts, labels) leave the name as it is.
     """
     digest = hashlib.sha256(
@@ -264,7 +265,7 @@ class GpuNodePool(pulumi.ComponentResource):
     """A GKE node pool with GPUs attached: autoscaling, Spot, driver mode, sharing/MIG."""
 
     name: pulumi.Output[str]
-    """The node pool's GKE name (also its nodes' NODEPOOL_LABEL, components/labels.py)."""
+    """The node pool's GKE name (also its nodes' NODEPOOL_LABEL, components/facts/labels.py)."""
     capacity: list[pulumi.Resource]
     """What GPU workloads wait for (GpuWorkloadArgs.after): the GKE NodePool."""
 

@@ -13,14 +13,23 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.certificate import CertificateAuthority, CertificateAuthorityArgs
-from components.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster, GkeClusterArgs
 from components.config import NAMESPACE, ExistingClusterConfig, Secret, StackConfig
-from components.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from components.driver import NvidiaDriverInstaller, NvidiaDriverInstallerArgs, installer_pools
-from components.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
-from components.namespace import WorkloadNamespace, WorkloadNamespaceArgs
-from components.nodepool import GpuNodePool, GpuNodePoolArgs
+from components.platform.cluster import (
+    ExistingCluster,
+    ExistingClusterArgs,
+    GkeCluster,
+    GkeClusterArgs,
+)
+from components.platform.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+from components.platform.driver import (
+    NvidiaDriverInstaller,
+    NvidiaDriverInstallerArgs,
+    installer_pools,
+)
+from components.platform.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
+from components.platform.namespace import WorkloadNamespace, WorkloadNamespaceArgs
+from components.platform.nodepool import GpuNodePool, GpuNodePoolArgs
+from components.service.certificate import CertificateAuthority, CertificateAuthorityArgs
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import NodePoolConfig
-from components.labels import (
+from components.facts.labels import (
     ACCELERATOR_LABEL,
     CONFIDENTIAL_NODES_LABEL,
     DRIVER_VERSION_LABEL,
@@ -26,7 +26,7 @@ from components.manifest import manifest
 # Google's ubuntu/daemonset-preloaded-R580.yaml (commit e4119927 in the code index, not on master
 # at 992db812): a second affinity term for nodes labelled ...-driver-version=disabled, the value
 # that manifest expects on pools created with gpu-driver-version=disabled; our `driver:
-# installer` pools are exactly those (INSTALLATION_DISABLED in components/nodepool.py).
+# installer` pools are exactly those (INSTALLATION_DISABLED in components/platform/nodepool.py).
 NAME = "nvidia-driver-installer"
 NAMESPACE = "kube-system"
 # The installer images are preloaded on GKE nodes ("fixed" tags; the COS manifest also sets

@@ -519,8 +519,8 @@ def test_a_pool_without_a_name_still_reports_its_count_zone_and_driver(tmp_path:
         "      driver: newest\n",
     )
     result = render_text(tmp_path, text)
-    # nvidia-l4 pools take 1, 2, 4 or 8 GPUs per node (components/facts/catalog.py, G2 machine
-    # types).
+    # nvidia-l4 pools take 1, 2, 4 or 8 GPUs per node (components/facts/catalog/machines.py, G2
+    # machine types).
     assert_config_error(
         result, "nodePools[0].gpu.count", "nodePools[0].zones", "nodePools[0].driver"
     )

@@ -5,6 +5,8 @@ the benchmark), so dev/ can change, or be left out, without changing what is dep
 from __future__ import annotations
 
 import ast
+import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -113,3 +115,34 @@ def test_the_benchmark_floor_holds_every_sdk_class_the_shipped_stacks_register()
     for type_, path in SDK_CLASSES.items():
         module, name = path.rsplit(".", 1)
         assert hasattr(importlib.import_module(module), name), f"{type_}: no class {path}"
+
+
+# A path in another repository's tree (named just before it) or one kept on purpose.
+NOT_OURS = {
+    "examples/gke-a4x-max-bm/README.md",  # cluster-toolkit's
+    "examples/gcsfuse-profiles/README.md",  # gcs-fuse-csi-driver's
+    "components/haproxy.py",  # the deployed haproxy.cfg header (components/service/haproxy.py)
+    "tests/golden/RELEASE.json",  # the usage line's placeholder
+}
+PATH_IN_TEXT = re.compile(
+    r"(?<![\w/.-])((?:components|tools|tests|policy|dev|docs|examples|\.github|\.ci)/"
+    r"[\w./-]*\w\.(?:py|md|yaml|yml|json|sh))"
+)
+
+
+def test_every_file_a_comment_or_page_cites_exists():
+    """A comment citing a file that moved sends the reader nowhere (the issue found several)."""
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    missing = [
+        f"{name}:{number}: {path}"
+        for name in tracked
+        if name.endswith((".py", ".md", ".yaml", ".yml", ".toml"))
+        and not name.startswith("tests/golden/")
+        and (ROOT / name).exists()
+        for number, line in enumerate((ROOT / name).read_text().splitlines(), 1)
+        for path in PATH_IN_TEXT.findall(line)
+        if path not in NOT_OURS and not (ROOT / path).exists()
+    ]
+    assert not missing, f"cited files that do not exist (moved or renamed?): {missing}"

@@ -1,4 +1,4 @@
-"""Upgrades lose nothing: a stack deployed with the release recorded in tests/golden/urns.json,
+"""Upgrades lose nothing: a stack deployed with any release recorded in tests/golden/,
 upgraded to this program, keeps every resource (no delete, no replacement by a new name)."""
 
 from __future__ import annotations

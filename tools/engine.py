@@ -329,7 +329,7 @@ class RecordingMonitor(runtime_mocks.MockMonitor):
         """The URN the engine gives (pulumi/pulumi sdk/go/common/resource/urn.go NewURN): the
         parent's whole qualified type chain, and none for children of the root stack. The SDK's
         mock keeps only the parent's last type and prefixes the stack's, so state URNs, aliases and
-        tests/golden/urns.json would not be the ones `pulumi up` uses."""
+        the golden states in tests/golden/ would not be the ones `pulumi up` uses."""
         if parent:
             qualified = parent.split("::")[2]
             if qualified != ROOT_STACK_TYPE:

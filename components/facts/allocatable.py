@@ -24,7 +24,7 @@ from components.facts import catalog
 #     below the VM's memory), the OS share of the boot disk, eviction defaults (100 MiB memory, 10%
 #     of the node filesystem). GKE_CA falls back to these same functions.
 #   OBSERVED: github.com/2i2c-org/infrastructure/issues/2121 (GKE 1.25 nodes, capacity and
-#     allocatable of n2-highmem-4/16/64 with 100 GB boot disks); tests/test_capacity.py checks
+#     allocatable of n2-highmem-4/16/64 with 100 GB boot disks); tests/test_allocatable.py checks
 #     the formulas below against those nodes.
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30

@@ -18,7 +18,8 @@ WORKLOAD_TYPES = {
     "kubernetes:batch/v1:Job",
 }
 # GKE cluster names: 1-40 lowercase letters, digits and hyphens, starting with a letter and ending
-# with a letter or digit (`gcloud container clusters create --help`, as components/config.py says).
+# with a letter or digit (`gcloud container clusters create --help`; components/config/formats.py
+# GKE_NAME).
 GKE_NAME = re.compile(r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?")
 COLUMNS = ("crash", "leaks", "pathless", "accepted", "unreported", "rejected", "wrong_plan")
 """Verdict's checks, in the order of report.json's `failures` and of the table's columns."""

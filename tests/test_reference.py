@@ -1,6 +1,6 @@
 """The configuration reference is the schema's: generated, complete and current.
 
-components/config/schema.py describes every key (field docstrings, STACK_KEYS); tools/reference.py
+components/config/schema/ describes every key (field docstrings, STACK_KEYS); tools/reference.py
 renders docs/configuration.md and Pulumi.yaml's key list from it. These tests fail when a committed
 file is stale, when a key is missing from either, and when a fact the docs quote drifts from the
 code that decides it.
@@ -47,7 +47,7 @@ def _all_models() -> list[type[schema.Model]]:
 @pytest.mark.parametrize("path", [reference.MARKDOWN, reference.PULUMI_YAML], ids=lambda p: p.name)
 def test_the_committed_reference_is_generated_from_the_schema(path: Path) -> None:
     assert path.read_text() == reference.expected()[path], (
-        f"{path.relative_to(ROOT)} differs from what components/config/schema.py generates: "
+        f"{path.relative_to(ROOT)} differs from what components/config/schema/ generates: "
         f"{REGENERATE}"
     )
 
@@ -71,7 +71,7 @@ def test_every_field_has_a_description() -> None:
         if not (info.description or "").strip()
     ]
     assert missing == [], (
-        f"fields without a docstring in components/config/schema.py: {missing}; each key's "
+        f"fields without a docstring in components/config/schema/: {missing}; each key's "
         "docstring is its documentation"
     )
 

@@ -1,7 +1,7 @@
 """`python -m tools.reference`: the configuration reference, generated from the config schema.
 
-components/config/schema.py is the one description of every key a stack file may set: its types,
-allowed values, formats and defaults, and each field's docstring (schema.py's module docstring
+components/config/schema/ is the one description of every key a stack file may set: its types,
+allowed values, formats and defaults, and each field's docstring (the schema package's docstring
 gives their conventions). From it this renders
 
 - docs/configuration.md, between `<!-- config-reference:start -->` and `<!-- config-reference:end
@@ -69,7 +69,7 @@ _NESTED = (
 
 @dataclass(frozen=True)
 class Doc:
-    """A field's docstring, read by schema.py's conventions."""
+    """A field's docstring, read by the schema's conventions."""
 
     summary: str
     text: str
@@ -104,7 +104,9 @@ def parse_doc(doc: str | None, where: str, leaves: Sequence[str] = ()) -> Doc:
     `` `key`: ``; any other paragraph is description.
     """
     if not doc or not doc.strip():
-        raise ValueError(f"{where}: no docstring; every key is described in schema.py")
+        raise ValueError(
+            f"{where}: no docstring; every key is described in components/config/schema/"
+        )
     description: list[str] = []
     default: str | None = None
     nested: dict[str, Doc] = {}
@@ -432,7 +434,7 @@ def _default_workloads() -> list[str]:
 def markdown() -> str:
     """The generated part of docs/configuration.md, markers excluded."""
     lines = [
-        f"<!-- Generated from components/config/schema.py by `{COMMAND}`:",
+        f"<!-- Generated from components/config/schema/ by `{COMMAND}`:",
         "edit the schema's docstrings, not this; tests/test_reference.py fails when the two",
         "differ. -->",
         "",
@@ -494,7 +496,7 @@ def _yaml_summary(entry: Entry) -> str:
 def pulumi_yaml() -> str:
     """The generated part of Pulumi.yaml, markers excluded."""
     lines = [
-        f"# Generated from components/config/schema.py by `{COMMAND}`:",
+        f"# Generated from components/config/schema/ by `{COMMAND}`:",
         "# edit the schema's docstrings, not this; tests/test_reference.py fails when the two",
         "# differ. The full reference, with formats and details: docs/configuration.md.",
         "# components/config/ checks every key before any resource is registered.",

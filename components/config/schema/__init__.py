@@ -1,0 +1,125 @@
+"""The raw shape of the `gke-gpu:*` config: types, enums, formats, bounds and unknown keys.
+
+Strict: a boolean is not a number and a number is not a string, as in the engine's JSON (YAML's
+`on` is the string "on" under YAML 1.2, and `port: on` must not become port 1). Rules that need
+more than one field live in `rules/`.
+
+This is also the one description of every key users read: each field's docstring is its
+documentation, from which `python -m tools.reference --write` generates docs/configuration.md and
+the key list in Pulumi.yaml. In a docstring the first paragraph is a one-line summary (Pulumi.yaml
+shows it) and later paragraphs add detail; a paragraph `Default: ...` names a default the schema
+cannot show (derived, or applied by the rules); a paragraph opening with a key in backticks
+(`` `type`: ... ``, with its own optional `Default:` line) describes that key of a nested model
+where it means more than the nested model's own docstring says. Docstrings are Markdown, their
+links relative to docs/.
+"""
+
+from __future__ import annotations
+
+from components.config.schema.base import (
+    DEVICE_PLUGIN_TYPES,
+    MODES,
+    VLLM_PORT,
+    AbsolutePath,
+    CpuQuantity,
+    DevicePluginType,
+    DnsEndpoint,
+    Driver,
+    ExposeType,
+    GceName,
+    GkeName,
+    Image,
+    ImageType,
+    K8sName,
+    Kind,
+    LabelValue,
+    MemoryQuantity,
+    Mode,
+    Model,
+    NetworkRef,
+    Port,
+    Rollout,
+    Text,
+    Zone,
+)
+from components.config.schema.cluster import (
+    ClusterSpec,
+    DevicePluginSharingSpec,
+    DevicePluginSpec,
+    GpuSpec,
+    SystemPoolSpec,
+)
+from components.config.schema.pools import (
+    FallbackSpec,
+    NodePoolSpec,
+    Reservation,
+    ReservationSpec,
+    ResourcesSpec,
+    SharingSpec,
+    WorkloadResourcesSpec,
+)
+from components.config.schema.stack_keys import (
+    STACK_KEYS,
+    StackKey,
+    aliases,
+)
+from components.config.schema.workloads import (
+    AutoscaleSpec,
+    CacheSpec,
+    EgressSpec,
+    ExposeSpec,
+    ModelCacheSpec,
+    ProbeSpec,
+    StorageSpec,
+    WorkloadSpec,
+)
+
+__all__ = [
+    "AbsolutePath",
+    "AutoscaleSpec",
+    "CacheSpec",
+    "ClusterSpec",
+    "CpuQuantity",
+    "DEVICE_PLUGIN_TYPES",
+    "DevicePluginSharingSpec",
+    "DevicePluginSpec",
+    "DevicePluginType",
+    "DnsEndpoint",
+    "Driver",
+    "EgressSpec",
+    "ExposeSpec",
+    "ExposeType",
+    "FallbackSpec",
+    "GceName",
+    "GkeName",
+    "GpuSpec",
+    "Image",
+    "ImageType",
+    "K8sName",
+    "Kind",
+    "LabelValue",
+    "MODES",
+    "MemoryQuantity",
+    "Mode",
+    "Model",
+    "ModelCacheSpec",
+    "NetworkRef",
+    "NodePoolSpec",
+    "Port",
+    "ProbeSpec",
+    "Reservation",
+    "ReservationSpec",
+    "ResourcesSpec",
+    "Rollout",
+    "STACK_KEYS",
+    "SharingSpec",
+    "StackKey",
+    "StorageSpec",
+    "SystemPoolSpec",
+    "Text",
+    "VLLM_PORT",
+    "WorkloadResourcesSpec",
+    "WorkloadSpec",
+    "Zone",
+    "aliases",
+]

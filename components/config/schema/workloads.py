@@ -1,0 +1,336 @@
+"""`gke-gpu:workloads`: what runs, how it is probed, stored, cached, scaled and exposed."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field, StringConstraints, model_validator
+
+from components.config import formats
+from components.config.rules import vllm
+from components.config.schema.base import (
+    VLLM_PORT,
+    AbsolutePath,
+    ExposeType,
+    Image,
+    K8sName,
+    Kind,
+    MemoryQuantity,
+    Model,
+    Port,
+    Rollout,
+    Text,
+    _pattern,
+)
+from components.config.schema.cluster import (
+    GpuSpec,
+)
+from components.config.schema.pools import (
+    FallbackSpec,
+    WorkloadResourcesSpec,
+)
+
+
+class ProbeSpec(Model):
+    # derived: rules/workloads.py (vLLM's /health for a vLLM server, else a TCP probe).
+    path: Annotated[str, _pattern(r"/[!-~]*"), StringConstraints(max_length=1024)] | None = None
+    """HTTP path of the startup, readiness and liveness probes.
+
+    Default: vLLM: `/health`; other images: none (a TCP probe on the port)
+    """
+    port: Port | None = None
+    """Probe port.
+
+    Default: `port`
+    """
+    startup_seconds: Annotated[int, Field(ge=10, le=7200)] = 1800
+    """How long the model may take to load before liveness applies."""
+
+
+class StorageSpec(Model):
+    size: MemoryQuantity
+    """Volume claim size, e.g. `100Gi`."""
+    mount_path: AbsolutePath
+    """Where the volume is mounted."""
+    storage_class: K8sName | None = None
+    """StorageClass of the claim.
+
+    Default: the cluster's default
+    """
+
+
+class CacheSpec(Model):
+    size: MemoryQuantity = "30Gi"
+    """Size of the per-pod disk."""
+    path: AbsolutePath = "/cache"
+    """Where it is mounted."""
+    storage_class: K8sName | None = None
+    """StorageClass of the per-pod disk.
+
+    Default: the cluster's default
+    """
+
+
+class ModelCacheSpec(Model):
+    """Model weights read from a Cloud Storage bucket (FUSE CSI driver), checked in coldstart.py."""
+
+    bucket: Annotated[str, StringConstraints(max_length=222)]
+    """The bucket holding the model (its name alone, without `gs://`)."""
+    path: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    """The model's folder in the bucket (`only-dir`), e.g. `Qwen/Qwen2.5-0.5B-Instruct`.
+
+    Default: the whole bucket
+    """
+    mount_path: AbsolutePath = "/models"
+    """Where it appears in the container.
+
+    A vLLM workload's model (its first argument; `--model` is deprecated in vLLM) is pointed
+    there and its old value kept as `--served-model-name`.
+    """
+    file_cache_size: MemoryQuantity = "30Gi"
+    """Per-pod disk for Cloud Storage FUSE's file cache (parallel downloads land here).
+
+    Make it larger than the model.
+    """
+
+
+class AutoscaleSpec(Model):
+    """An HPA on a server metric scraped by Managed Service for Prometheus (coldstart.py)."""
+
+    min_replicas: Annotated[int, Field(ge=1, le=1000)] = 1
+    """HPA minimum."""
+    max_replicas: Annotated[int, Field(ge=1, le=1000)]
+    """HPA maximum; the capacity checks and rollouts count this many pods."""
+    metric: Annotated[str, StringConstraints(max_length=200)] | None = None
+    """The Prometheus gauge the server exports at `/metrics` (required for other images).
+
+    Default: `vllm:num_requests_waiting` for vLLM images
+    """
+    target: Annotated[int, Field(ge=1, le=1_000_000)] = 10
+    """Average value of the metric per pod above which a replica is added."""
+
+
+class ExposeSpec(Model):
+    port: Port = 443
+    """Service port."""
+    source_ranges: Annotated[list[str], Field(max_length=100)] = []
+    """CIDRs allowed to reach the load balancer (`LoadBalancer`, `Internal`); empty allows any.
+
+    A public one without them is refused in production stacks, by the config and the policy pack.
+    """
+    type: ExposeType = "LoadBalancer"
+    """`LoadBalancer` (public), `Internal` (VPC only), `ClusterIP` (in-cluster only), `NodePort`
+    (existing clusters).
+
+    See [Exposure and security](security.md).
+    """
+    # derived: rules/exposure.py reserves_address (the certificate names the address).
+    static_ip: bool | None = None
+    """Reserve a regional address (external or internal) for the load balancer.
+
+    The URL then survives a re-created Service; on by default with `tls` on GKE (the certificate
+    names the address).
+
+    Default: `tls` (GKE load balancers)
+    """
+    tls: bool = True
+    """HTTPS through the gate, with a certificate from the stack's own CA (output `caCertificate`).
+
+    `false` serves plain HTTP and is refused in production stacks by the policy pack.
+    """
+    hosts: Annotated[
+        list[Annotated[str, StringConstraints(max_length=253)]], Field(max_length=20)
+    ] = []
+    """More IP addresses or DNS names the certificate is valid for.
+
+    An existing cluster's load balancer or node address, `NodePort`, your own DNS name.
+    """
+    # derived: rules/exposure.py default_paths.
+    paths: (
+        Annotated[list[Annotated[str, StringConstraints(max_length=256)]], Field(max_length=64)]
+        | None
+    ) = None
+    """The paths the gate forwards: exact, or a prefix ending in `/*` (not `/` or `/*`).
+
+    Default: vLLM: its OpenAI-compatible API (see [Exposure and security](security.md)); other
+    images: `/v1/*`
+    """
+
+
+class EgressSpec(Model):
+    """Where a workload's pods may connect beyond the cluster's DNS (rules/egress.py)."""
+
+    # derived: rules/egress.py.
+    internet: bool | None = None
+    """HTTPS (TCP 443) to public addresses (everything but RFC 1918, `100.64.0.0/10` and
+    link-local).
+
+    Default: on for a vLLM server that downloads its model from the Hugging Face Hub and for
+    `modelCache` (Cloud Storage); off for everything else
+    """
+    destination_ranges: Annotated[list[str], Field(max_length=100)] = []
+    """More CIDRs the pods may reach, any port (a model mirror, a database, `0.0.0.0/0` for all).
+
+    Without them a pod reaches DNS only (plus what `internet` and `modelCache` add).
+    """
+
+
+class WorkloadSpec(Model):
+    name: K8sName
+    """Kubernetes name, also the Service's."""
+    kind: Kind = "Deployment"
+    """What runs the pods."""
+    image: Image
+    """Container image with a tag or digest."""
+    gpu: GpuSpec = GpuSpec(type="nvidia-l4")
+    """The GPUs each pod gets.
+
+    `type`: The GPU type the pod runs on; GKE only (existing clusters select GPU nodes with
+    `nodeSelector`).
+
+    `count`: GPUs per pod (Autopilot allows per-type counts).
+    """
+    spot: bool = False
+    """Run on Spot capacity (GKE only; Standard: needs a Spot pool)."""
+    replicas: Annotated[int, Field(ge=0, le=1000)] = 1
+    """Pods (Deployment, StatefulSet)."""
+    command: Annotated[list[Text], Field(max_length=256)] = []
+    """Container command.
+
+    Default: the image's
+    """
+    args: Annotated[list[Text], Field(max_length=256)] = []
+    """Container arguments.
+
+    A literal value after a credential flag (`--api-key sk-...`) is refused: reference an env
+    value instead (`--hf-token=$(HF_TOKEN)`).
+
+    Default: the image's
+    """
+    env: Annotated[dict[str, Text], Field(max_length=256)] = {}
+    """Environment variables; values set with `--path --secret` go into a Kubernetes Secret.
+
+    A plain value named like a credential is refused (see [Secrets](secrets.md)).
+    """
+    secret_env: Annotated[dict[str, str], Field(max_length=256)] = {}
+    """Env var name -> secret top-level config key (older form of a secret `env` value)."""
+    # derived: 8000 for a vLLM server (its default), else none: say where your server listens
+    port: Port | None = None
+    """Container port serving HTTP; `null` for none.
+
+    Only a vLLM server's port is known without being told.
+
+    Default: vLLM: its `--port` or `8000`; other images: none
+    """
+    probe: ProbeSpec | None = ProbeSpec()
+    """The startup, readiness and liveness probes; `null` for none.
+
+    The plan prints each workload's probe. A Job gets none, and without a port there is none.
+    """
+    resources: WorkloadResourcesSpec = WorkloadResourcesSpec()
+    """What each pod requests.
+
+    `cpu`: CPU request.
+    Default: sized from the node (Standard, Autopilot); none on an existing cluster
+
+    `memory`: Memory request and limit.
+    Default: sized from the node (Standard, Autopilot); none on an existing cluster
+    """
+    storage: StorageSpec | None = None
+    """StatefulSet only: a volume claim per pod."""
+    cache: CacheSpec | None = None
+    """A per-pod disk for model weights and compile caches (a generic ephemeral volume).
+
+    Created and deleted with the pod; `HOME` and `XDG_CACHE_HOME` point at it (Hugging Face,
+    vLLM, Triton and FlashInfer follow them). Required for vLLM on Autopilot, whose default
+    ephemeral storage is 1 GiB.
+
+    Default: none (the default workload: `{size: 30Gi}`)
+    """
+    node_selector: Annotated[dict[str, str], Field(max_length=64)] = {}
+    """Extra node labels to match.
+
+    Existing clusters: their GPU nodes' label, e.g. `{gpu: "true"}`.
+    """
+    expose: ExposeSpec | None = None
+    """A Service in front of the workload, through its gate (Deployment, StatefulSet).
+
+    Default: none: not exposed (the default workload: `{port: 443}`)
+    """
+    # derived: defaults.RUN_AS_USER (non-root); the uid and gid every container runs as
+    run_as_user: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None
+    """The uid and gid every container runs as (`runAsNonRoot: true`, `fsGroup` the same).
+
+    The workload namespace enforces Pod Security `restricted`, so root is refused. Jupyter's
+    docker-stacks images: `1000` (their `jovyan`).
+
+    Default: `10001`
+    """
+    read_only_root_filesystem: bool = True
+    """The container's root filesystem is read-only; `/tmp` and `HOME` stay writable.
+
+    `/tmp` is an emptyDir and `HOME` is the cache disk (`cache`) or an emptyDir at
+    `/home/gke-gpu`. `false` for an image that writes elsewhere (e.g. `pip install --user` is
+    fine, writing into `/app` is not).
+    """
+    egress: EgressSpec = EgressSpec()
+    """Where the pods may connect beyond the cluster's DNS (egress is denied otherwise)."""
+    backoff_limit: Annotated[int, Field(ge=0, le=100)] = 3
+    """Job retries."""
+    wait_for_completion: bool = False
+    """Job only: `pulumi up` waits until the Job completes (and fails if it fails).
+
+    By default it returns once the Job is created.
+    """
+    rollout: Rollout = "auto"
+    """How a change rolls out: an extra pod first (`surge`) or a pod down first (`replace`).
+
+    `surge`: one extra pod at a time, never below `replicas` (needs a spare GPU); `replace`: one
+    pod down at a time (`Recreate` for one replica). `auto` surges only where the pool has a spare
+    GPU at `maxNodes` (Autopilot: always), and replaces on existing clusters. A StatefulSet never
+    surges: Kubernetes replaces its pods one at a time, highest ordinal first.
+    """
+    fallback: Annotated[list[FallbackSpec], Field(max_length=10)] = []
+    """Alternatives GKE tries in order when the workload's own `gpu`/`spot` has no capacity.
+
+    They become one ComputeClass (see [Getting GPUs](getting-gpus.md)); GKE only.
+    """
+    model_cache: ModelCacheSpec | None = None
+    """Model weights from a Cloud Storage bucket, mounted read-only; GKE only.
+
+    Mounted through the Cloud Storage FUSE CSI driver as the workload's own Kubernetes service
+    account (Workload Identity). See [Cold starts](cold-starts.md).
+    """
+    autoscale: AutoscaleSpec | None = None
+    """Replicas that follow load: an HPA on a server metric (Deployment, StatefulSet; GKE only).
+
+    Not with `replicas`. See [Cold starts](cold-starts.md).
+    """
+    api_key: bool | None = None  # derived: rules/exposure.py api_key
+    """Generate an API key, pass it to the server as `VLLM_API_KEY` and export it.
+
+    The key comes from the workload's Secret; the secret outputs `apiKey` / `apiKeys` hold it.
+    Other servers read the env var or take `$(VLLM_API_KEY)` in `args`. Not for a Job, nor for a
+    workload that sets its own key.
+
+    Default: on for an exposed vLLM server that sets no key of its own
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_port(cls, data: Any) -> Any:
+        """A vLLM server listens on 8000 unless told otherwise (rules/vllm.py); any other image's
+        port is unknown, so none is assumed (no HTTP probe, nothing to expose)."""
+        if isinstance(data, dict) and "port" not in data:
+            image = data.get("image")
+            port = None
+            if isinstance(image, str) and formats.is_vllm_image(image):
+                args = data.get("args")
+                given = (
+                    vllm.parse([a for a in args if isinstance(a, str)]).port
+                    if isinstance(args, list)
+                    else None
+                )
+                port = given or VLLM_PORT
+            return {**data, "port": port}
+        return data

@@ -1,6 +1,6 @@
 """The configuration reference is the schema's: generated, complete and current.
 
-components/config/schema/ describes every key (field docstrings, STACK_KEYS); tools/reference.py
+components/config/schema/ describes every key (field docstrings, STACK_KEYS); tools/reference/
 renders docs/configuration.md and Pulumi.yaml's key list from it. These tests fail when a committed
 file is stale, when a key is missing from either, and when a fact the docs quote drifts from the
 code that decides it.

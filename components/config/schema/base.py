@@ -57,6 +57,6 @@ class Model(BaseModel):
         frozen=True,
         strict=True,
         hide_input_in_errors=True,
-        # Documentation only: each field's docstring becomes its description (tools/reference.py).
+        # Documentation only: each field's docstring becomes its description (tools/reference/).
         use_attribute_docstrings=True,
     )

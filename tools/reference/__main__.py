@@ -1,0 +1,5 @@
+import sys
+
+from tools.reference import main
+
+sys.exit(main())

@@ -177,8 +177,9 @@ def pattern_format(pattern: str, where: str = "") -> str:
     )
     if not match:
         raise KeyError(
-            f"{where}: no words for the pattern {inner!r}; describe it in tools/reference/fields.py "
-            "FORMATS (or give it a hint in components/config/formats.py HINTS)"
+            f"{where}: no words for the pattern {inner!r}; describe it in "
+            "tools/reference/fields.py FORMATS (or give it a hint in "
+            "components/config/formats.py HINTS)"
         )
     text = f"{match.group('what')}: {match.group('how')}"
     return re.sub(r"'([^']+)'", r"`\1`", text)

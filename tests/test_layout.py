@@ -146,3 +146,27 @@ def test_every_file_a_comment_or_page_cites_exists():
         if path not in NOT_OURS and not (ROOT / path).exists()
     ]
     assert not missing, f"cited files that do not exist (moved or renamed?): {missing}"
+
+
+# components/ in layers, lowest first: a layer may import those below it, never one above.
+LAYERS = ("components.facts", "components.config", "components.platform", "components.service")
+
+
+def _layer(module: str) -> int | None:
+    return next((i for i, layer in enumerate(LAYERS) if module.startswith(layer)), None)
+
+
+def test_components_import_downward_only():
+    """service -> platform -> config -> facts: a reader starts at the bottom and never needs a
+    layer above to understand one below (the structure docs/architecture.md draws)."""
+    upward = []
+    for path in sorted((ROOT / "components").rglob("*.py")):
+        module = _module(path)
+        own = _layer(module)
+        if own is None:
+            continue
+        for name in imported(path.read_text(), module, path.name == "__init__.py"):
+            other = _layer(name)
+            if other is not None and other > own:
+                upward.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not upward, f"imports up the layers {LAYERS}: {sorted(set(upward))}"

@@ -22,8 +22,8 @@ from components.config import ConfigError, load
 from components.config.defaults import RUN_AS_USER
 from components.config.rules.mounts import HOME_PATH
 from components.facts.labels import FUSE_VOLUMES_ANNOTATION
+from components.platform import egress
 from components.platform.namespace import POD_SECURITY_LABELS
-from components.service import egress
 from tests.conftest import MINIMAL, NAMESPACE, Run
 from tests.test_deployable import STACK_FILES
 from tools import render

@@ -8,9 +8,9 @@ from typing import Any
 from components.config import ClusterConfig, Expose, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.formats import resources
 from components.config.rules import coldstart
+from components.platform.certificate import split_hosts
 from components.platform.nodepool import gke_pool_name
 from components.service import gate
-from components.service.certificate import split_hosts
 from tools import cost as costs
 from tools import permissions
 from tools.engine import Recording

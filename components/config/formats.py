@@ -157,3 +157,10 @@ def show(value: object) -> str:
     return (
         text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 5] + "...'" + f" ({len(text)} chars)"
     )
+
+
+# A path pattern of expose.paths, as the gate (components/service/haproxy.py) matches it: an exact
+# path, or a prefix ending in "/*". Letters, digits and "-._~/" only (RFC 3986 unreserved
+# characters and "/"): no "%", so no encoded "/" or ".", and the config layer refuses "..", "//"
+# and a trailing dot (rules/exposure.py).
+GATE_PATH = r"/(?:[A-Za-z0-9._~-]+/?)*(?:\*)?"

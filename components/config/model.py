@@ -278,7 +278,7 @@ class Expose:
 
 @dataclass(frozen=True)
 class Egress:
-    """Where a workload's pods may connect, beyond DNS (components/service/egress.py builds the
+    """Where a workload's pods may connect, beyond DNS (components/platform/egress.py builds the
     policy)."""
 
     internet: bool = False

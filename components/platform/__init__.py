@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pulumi
 
 from components.config import NAMESPACE, ExistingClusterConfig, Secret, StackConfig
+from components.platform.certificate import CertificateAuthority, CertificateAuthorityArgs
 from components.platform.cluster import (
     ExistingCluster,
     ExistingClusterArgs,
@@ -29,7 +30,6 @@ from components.platform.driver import (
 from components.platform.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
 from components.platform.namespace import WorkloadNamespace, WorkloadNamespaceArgs
 from components.platform.nodepool import GpuNodePool, GpuNodePoolArgs
-from components.service.certificate import CertificateAuthority, CertificateAuthorityArgs
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from components.facts.labels import (
     selector_labels,
 )
 from components.manifest import manifest
-from components.service import egress
+from components.platform import egress
 
 # Pod Security "restricted" is enforced: every pod the program creates here (workloads, gates,
 # and GKE's injected Cloud Storage FUSE sidecar, whose securityContext "follows Restricted Pod
@@ -43,7 +43,7 @@ class WorkloadNamespaceArgs:
     policy admits it (each exposed workload's LoadBalancerService admits its serving port)."""
     deny_egress: bool = True
     """A default-deny egress NetworkPolicy and one admitting DNS for every pod; each workload and
-    gate then admits what it needs (components/service/egress.py)."""
+    gate then admits what it needs (components/platform/egress.py)."""
     scraped: tuple[tuple[str, int], ...] = ()
     """(workload, port) whose /metrics Managed Service for Prometheus scrapes (autoscale): the
     collectors in namespace gmp-system are admitted to that port."""
@@ -57,7 +57,7 @@ DEFAULT_DENY_INGRESS = {"podSelector": {}, "policyTypes": ["Ingress"]}
 # collection: the gmp-system/collector service account, cloud.google.com/stackdriver/docs/
 # managed-prometheus), selected by its name (NAMESPACE_NAME_LABEL).
 COLLECTOR_NAMESPACE = "gmp-system"
-# Every pod of the namespace may resolve names (components/service/egress.py DNS_EGRESS).
+# Every pod of the namespace may resolve names (components/platform/egress.py DNS_EGRESS).
 ALLOW_DNS = {"podSelector": {}, "policyTypes": ["Egress"], "egress": egress.DNS_EGRESS}
 
 

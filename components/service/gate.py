@@ -31,7 +31,8 @@ from components.facts.labels import (
     MANAGED_BY_LABEL,
 )
 from components.manifest import manifest
-from components.service import egress, haproxy
+from components.platform import egress
+from components.service import haproxy
 from components.service.pod import container_security_context, secret_env_names
 
 # The official HAProxy image (docker-library/haproxy). Its Dockerfile makes the user `haproxy`

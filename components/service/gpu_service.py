@@ -17,14 +17,14 @@ from components.config import NAMESPACE, ExistingClusterConfig, WorkloadConfig
 from components.config.rules.exposure import API_KEY_ENV
 from components.facts.labels import PRODUCTION_LABEL
 from components.platform import Platform
-from components.service.apikey import ApiKey, ApiKeyArgs
-from components.service.autoscaler import Autoscaler, AutoscalerArgs
-from components.service.certificate import (
+from components.platform.certificate import (
     ServerCertificate,
     ServerCertificateArgs,
     cluster_dns_names,
     split_hosts,
 )
+from components.service.apikey import ApiKey, ApiKeyArgs
+from components.service.autoscaler import Autoscaler, AutoscalerArgs
 from components.service.compute_class import GpuComputeClass, GpuComputeClassArgs
 from components.service.gate import ApiGate, ApiGateArgs, gate_selector, gate_settings
 from components.service.load_balancer import (

@@ -22,6 +22,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from components.config import formats
+
 # Ports inside the gate pod (unprivileged: the image runs as a non-root user).
 TLS_PORT = 8443
 PLAIN_PORT = 8080  # only with expose.tls: false
@@ -31,10 +33,8 @@ HEALTH_PATH = "/healthz"
 UPSTREAM_ENV = "GATE_UPSTREAM"
 CERT_ENV = "GATE_CERT"
 KEY_ENV = "GATE_API_KEY"
-# A path pattern of expose.paths: an exact path, or a prefix ending in "/*". Letters, digits and
-# "-._~/" only (RFC 3986 unreserved characters and "/"): no "%", so no encoded "/" or ".", and
-# the config layer refuses "..", "//" and a trailing dot (rules/exposure.py).
-PATH_PATTERN = r"/(?:[A-Za-z0-9._~-]+/?)*(?:\*)?"
+# A path pattern of expose.paths (components/config/formats.py GATE_PATH, checked there).
+PATH_PATTERN = formats.GATE_PATH
 # Characters a request path segment may hold to match a prefix pattern's "*".
 _SEGMENT = r"[A-Za-z0-9_~-]+(?:\.[A-Za-z0-9_~-]+)*"
 

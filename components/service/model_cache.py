@@ -13,6 +13,7 @@ import pulumi_gcp as gcp
 
 from components.config import Mode, WorkloadConfig
 from components.facts.allocatable import parse_memory
+from components.facts.identity import workload_identity_principal
 from components.facts.labels import (
     FUSE_CPU_LIMIT_ANNOTATION,
     FUSE_MEMORY_LIMIT_ANNOTATION,
@@ -27,21 +28,6 @@ from components.facts.labels import (
 # opening was readable here, checked 2026-11-22); the driver's own example grants
 # roles/storage.objectUser, which also writes, for a read-write mount.
 BUCKET_READER_ROLE = "roles/storage.objectViewer"
-
-
-def workload_identity_principal(
-    project_number: str, project: str, namespace: str, service_account: str
-) -> str:
-    """The IAM principal of a Kubernetes service account under Workload Identity Federation for
-    GKE, granted directly (no Google service account in between): principal://iam.googleapis.com/
-    projects/NUMBER/locations/global/workloadIdentityPools/PROJECT.svc.id.goog/subject/ns/NS/sa/KSA
-    (GoogleCloudPlatform/gcs-fuse-csi-driver examples/gcsfuse-profiles/README.md at 5fcdc04a;
-    GoogleCloudPlatform/accelerated-platforms platforms/gke/base/core/workloads/
-    custom_metrics_adapter/iam.tf at 9320f3b2)."""
-    return (
-        f"principal://iam.googleapis.com/projects/{project_number}/locations/global/"
-        f"workloadIdentityPools/{project}.svc.id.goog/subject/ns/{namespace}/sa/{service_account}"
-    )
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 from components.config import Mode, WorkloadConfig
 from components.facts.labels import SKIP_AWAIT_ANNOTATION, selector_labels, workload_labels
 from components.manifest import manifest
-from components.service import egress
+from components.platform import egress
 from components.service.pod import pod_template, secret_env_names
 
 # A GPU node that scales up from zero, pulls a multi-GB inference image and loads a model

@@ -1,5 +1,5 @@
 """Where each workload's pods may connect (workloads[].egress), and who runs them: the CIDR checks
-and the derived defaults components/service/egress.py and components/service/workload.py build
+and the derived defaults components/platform/egress.py and components/service/workload.py build
 on."""
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from components.config import formats
 from components.config.context import Context
 from components.config.problems import Problem
 from components.config.schema import ExposeType, Mode, WorkloadSpec
-from components.service import haproxy
 
 # The environment variable vLLM's OpenAI server reads its API key from: vllm/envs.py declares
 # "VLLM_API_KEY": lambda: os.environ.get("VLLM_API_KEY", None), and the server adds its
@@ -210,7 +209,7 @@ def reserves_address(w: WorkloadSpec, mode: Mode | None) -> bool:
 
 
 def _path_problem(path: str, value: str) -> Problem | None:
-    if not formats.matches(haproxy.PATH_PATTERN, value) or (
+    if not formats.matches(formats.GATE_PATH, value) or (
         value.endswith("*") and not value.endswith("/*")
     ):
         return Problem(

@@ -31,6 +31,7 @@ from components.config.model import (
     WorkloadConfig,
 )
 from components.config.rules import (
+    adapters,
     capacity_sources,
     coldstart,
     drivers,
@@ -139,6 +140,7 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
     args = tuple(w.args)
     if cache is not None and vllm_server:
         args = coldstart.vllm_args_for_cache(args, cache)
+    args += adapters.vllm_args(w)
     return from_spec(
         WorkloadConfig,
         w,
@@ -180,6 +182,7 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         requests=requests,
         pod_machine=capacity[0].machine_type if capacity else _pod_machine(w, pool, requests, ctx),
         model=vllm.served_model(args, vllm_server),
+        adapters=tuple((a.name, a.path) for a in w.adapters),
     )
 
 

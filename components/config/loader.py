@@ -25,6 +25,7 @@ from components.config.context import Context
 from components.config.model import NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.problems import ConfigError, Problem, Problems
 from components.config.rules import (
+    adapters,
     capacity_sources,
     coldstart,
     credentials,
@@ -74,6 +75,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     credentials.arg_problems,
     credentials.secret_env_target_problems,
     mounts.problems,
+    adapters.problems,
     workloads.existing_workload_problems,
 )
 

@@ -250,14 +250,22 @@ class ModelCache:
 
 @dataclass(frozen=True)
 class Autoscale:
-    """A HorizontalPodAutoscaler on a server metric (Managed Service for Prometheus)."""
+    """An HPA on a server metric (Managed Service for Prometheus), or, with min_replicas 0,
+    KEDA's HTTP add-on (requests in flight; scales to zero, holds the first request)."""
 
     min_replicas: int
     max_replicas: int
     metric: str
     """The Prometheus gauge the server exports at /metrics, e.g. vllm:num_requests_waiting."""
     target: int
-    """Average value per pod above which the HPA adds replicas."""
+    """Per pod: the metric's average (HPA) or requests in flight (KEDA) that adds a replica."""
+    idle_seconds: int = 900
+    wake_timeout_seconds: int = 1800
+
+    @property
+    def to_zero(self) -> bool:
+        """KEDA's HTTP add-on owns the replica count: zero when idle, woken by a request."""
+        return self.min_replicas == 0
 
 
 @dataclass(frozen=True)
@@ -350,6 +358,8 @@ class WorkloadConfig:
     ComputeClass priority's, or Autopilot's smallest that holds the pod, its sidecar included)."""
     model: str | None = None
     """The model a vLLM server serves: its served name, else its model argument (rules/vllm.py)."""
+    adapters: tuple[tuple[str, str], ...] = ()
+    """LoRA adapters (name, path) vLLM serves next to the model (rules/adapters.py)."""
 
     @property
     def max_replicas(self) -> int:

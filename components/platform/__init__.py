@@ -27,6 +27,7 @@ from components.platform.driver import (
     NvidiaDriverInstallerArgs,
     installer_pools,
 )
+from components.platform.keda import Keda, KedaArgs
 from components.platform.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
 from components.platform.namespace import WorkloadNamespace, WorkloadNamespaceArgs
 from components.platform.nodepool import GpuNodePool, GpuNodePoolArgs
@@ -46,6 +47,8 @@ class Platform:
     """Signs the certificate of every endpoint served over TLS (the `caCertificate` output)."""
     protect: bool
     """A protected stack protects what its service stands on, not only the cluster."""
+    keda: Keda | None = None
+    """KEDA and its HTTP add-on, when a workload sleeps when idle (autoscale.minReplicas 0)."""
 
     @property
     def k8s_opts(self) -> pulumi.ResourceOptions:
@@ -64,15 +67,23 @@ def build(config: StackConfig) -> Platform:
         WorkloadNamespaceArgs(
             name=config.namespace,
             protect=protect,
-            scraped=tuple((w.name, w.port) for w in config.workloads if w.autoscale and w.port),
+            scraped=tuple(
+                (w.name, w.port)
+                for w in config.workloads
+                if w.autoscale and not w.autoscale.to_zero and w.port
+            ),
         ),
         opts=k8s_opts,
     )
-    autoscaled = any(w.autoscale for w in config.workloads)
+    sleeping = [w for w in config.workloads if w.autoscale and w.autoscale.to_zero]
+    keda = Keda("keda", KedaArgs(after=[cluster]), opts=k8s_opts) if sleeping else None
+    autoscaled = any(w.autoscale and not w.autoscale.to_zero for w in config.workloads)
     adapter = (
         CustomMetricsAdapter(
             "metrics-adapter",
-            CustomMetricsAdapterArgs(project=config.project, after=[cluster]),
+            CustomMetricsAdapterArgs(
+                project=config.project, after=[cluster], external=keda is None
+            ),
             opts=k8s_opts,
         )
         if autoscaled and isinstance(cluster, GkeCluster)
@@ -84,7 +95,7 @@ def build(config: StackConfig) -> Platform:
         if tls
         else None
     )
-    return Platform(config, cluster, capacity, namespace, adapter, ca, protect)
+    return Platform(config, cluster, capacity, namespace, adapter, ca, protect, keda)
 
 
 def _existing(cfg: ExistingClusterConfig) -> tuple[ExistingCluster, list[pulumi.Resource], bool]:
@@ -115,7 +126,9 @@ def _gke(config: StackConfig) -> tuple[GkeCluster, list[pulumi.Resource]]:
             region=config.region,
             cluster=cfg,
             gcs_fuse_csi_driver=any(w.model_cache for w in config.workloads),
-            image_streaming=any(pool.image_streaming for pool in config.node_pools),
+            # Fallback ComputeClasses stream images too (components/service/compute_class.py).
+            image_streaming=any(pool.image_streaming for pool in config.node_pools)
+            or any(w.capacity for w in config.workloads),
             image_repositories=config.image_repositories,
         ),
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.config.model import Egress
+from components.platform import keda
 
 # Selects every pod of the namespace and allows no egress: "default deny all egress traffic"
 # (kubernetes.io, "Network Policies").
@@ -99,6 +100,26 @@ def gate_egress(model_selector: dict[str, str], model_port: int) -> list[dict[st
         {
             "to": [{"podSelector": {"matchLabels": dict(model_selector)}}],
             "ports": [{"protocol": "TCP", "port": model_port}],
+        }
+    ]
+
+
+def interceptor_peer() -> dict[str, Any]:
+    """KEDA's interceptor pods, in the namespace KEDA is installed in (components/platform/
+    keda.py); namespaces carry kubernetes.io/metadata.name (Kubernetes sets it on every one)."""
+    return {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": keda.NAMESPACE}},
+        "podSelector": {"matchLabels": dict(keda.INTERCEPTOR_LABELS)},
+    }
+
+
+def interceptor_egress() -> list[dict[str, Any]]:
+    """A sleeping model's gate forwards to KEDA's interceptor (its proxy port), which holds the
+    request until a replica is ready and forwards it to the model's Service."""
+    return [
+        {
+            "to": [interceptor_peer()],
+            "ports": [{"protocol": "TCP", "port": keda.INTERCEPTOR_PORT}],
         }
     ]
 

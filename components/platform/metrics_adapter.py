@@ -90,8 +90,8 @@ def deployment_spec() -> dict[str, Any]:
     }
 
 
-def api_services() -> list[tuple[str, dict[str, Any]]]:
-    """(name, spec) of the three aggregated APIs the adapter serves."""
+def api_services(external: bool = True) -> list[tuple[str, dict[str, Any]]]:
+    """(name, spec) of the aggregated APIs the adapter serves (external ones unless KEDA does)."""
     service = {"name": NAME, "namespace": NAMESPACE}
     return [
         (
@@ -110,6 +110,7 @@ def api_services() -> list[tuple[str, dict[str, Any]]]:
             ("v1beta2", "custom.metrics.k8s.io", 200),
             ("v1beta1", "external.metrics.k8s.io", 100),
         )
+        if external or group != "external.metrics.k8s.io"
     ]
 
 
@@ -118,6 +119,10 @@ class CustomMetricsAdapterArgs:
     project: str
     after: Sequence[pulumi.Resource] = ()
     """The cluster, whose workload identity pool the IAM grant names."""
+    external: bool = True
+    """Serve external.metrics.k8s.io too. False when KEDA is installed: one server per cluster
+    may hold that API (kedacore/keda#470; with both, HPAs' requests reached the wrong one,
+    kedacore/keda#4378), and this program's HPAs read custom.metrics.k8s.io only."""
 
 
 class CustomMetricsAdapter(pulumi.ComponentResource):
@@ -151,9 +156,10 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                 spec=manifest(spec),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=server),
             )
-            for api_name, spec in api_services()
+            for api_name, spec in api_services(args.external)
         ]
-        self._external_metrics_reader(name)
+        if args.external:
+            self._external_metrics_reader(name)
         self.register_outputs({})
 
     def _monitoring_viewer(self, name: str, args: CustomMetricsAdapterArgs) -> None:

@@ -39,7 +39,26 @@ WHEN_UNSATISFIABLE = "DoNotScaleUp"
 SPECIFIC, ANY_BEST_EFFORT = "Specific", "AnyBestEffort"
 
 
-def priority(choice: CapacityChoice) -> dict[str, Any]:
+# Fallback nodes start as fast as the primary pool's. Image streaming in nodePoolConfig, as
+# Google's GPU classes set it (accelerated-platforms custom-compute-gpu-l4-24gb-s8-x1.yaml, above,
+# since 1f1c1943); a primary pool's preloaded-image disk in each priority's
+# storage.secondaryBootDisks {diskImageName, project, mode} (the vendored CRD; GKE's ComputeClass
+# reference: GKE 1.31.2-gke.1105000 or later); flex-start nodes recycled an hour before they end,
+# as the same templates do (nodeRecycling.leadTimeSeconds: 3600; a flex-start VM runs at most 7
+# days, cloud.google.com/kubernetes-engine/docs/concepts/dws).
+IMAGE_STREAMING = {"imageStreaming": {"enabled": True}}
+FLEX_RECYCLE_LEAD_SECONDS = 3600
+CONTAINER_IMAGE_CACHE = "CONTAINER_IMAGE_CACHE"
+
+
+def secondary_boot_disk(image: str, project: str) -> dict[str, str]:
+    """`global/images/NAME` or `projects/P/global/images/NAME` as the CRD's fields."""
+    parts = image.split("/")
+    owner = parts[1] if parts[0] == "projects" else project
+    return {"diskImageName": parts[-1], "project": owner, "mode": CONTAINER_IMAGE_CACHE}
+
+
+def priority(choice: CapacityChoice, boot_disk: dict[str, str] | None = None) -> dict[str, Any]:
     """One entry of spec.priorities: GPU, machine and how the VM is bought."""
     rule: dict[str, Any] = {
         "machineType": choice.machine_type,
@@ -52,7 +71,10 @@ def priority(choice: CapacityChoice) -> dict[str, Any]:
     if choice.flex_start:
         # Flex-start nodes are not Spot (CRD rule "Flex Start provisioning model is incompatible
         # with Spot"), so `spot` is left out.
-        rule["flexStart"] = {"enabled": True}
+        rule["flexStart"] = {
+            "enabled": True,
+            "nodeRecycling": {"leadTimeSeconds": FLEX_RECYCLE_LEAD_SECONDS},
+        }
     else:
         rule["spot"] = choice.spot
     if choice.reservation is not None:
@@ -61,14 +83,23 @@ def priority(choice: CapacityChoice) -> dict[str, Any]:
             if choice.reservation.any
             else {"affinity": SPECIFIC, "specific": [{"name": choice.reservation.name}]}
         )
+    if boot_disk is not None:
+        rule["storage"] = {"secondaryBootDisks": [boot_disk]}
     return rule
 
 
-def compute_class_spec(w: WorkloadConfig) -> dict[str, Any]:
+def compute_class_spec(w: WorkloadConfig, project: str) -> dict[str, Any]:
     """The ComputeClass spec: the workload's own choice first, then its fallbacks in order."""
+    pool = w.node_pool
+    disk = (
+        secondary_boot_disk(pool.secondary_boot_disk, project)
+        if pool is not None and pool.secondary_boot_disk
+        else None
+    )
     return {
         "description": f"GPUs for workload {w.name} (gke-gpu): its own choice, then fallbacks.",
-        "priorities": [priority(c) for c in w.capacity],
+        "priorities": [priority(c, disk) for c in w.capacity],
+        "nodePoolConfig": IMAGE_STREAMING,
         # Move pods back to a more preferred priority when its capacity returns.
         "activeMigration": {"optimizeRulePriority": True},
         # Standard: GKE creates node pools for the class itself (the CRD's default is false);
@@ -82,6 +113,8 @@ def compute_class_spec(w: WorkloadConfig) -> dict[str, Any]:
 class GpuComputeClassArgs:
     workload: WorkloadConfig
     """A workload with `capacity` (config `fallback`); its compute_class names the class."""
+    project: str = ""
+    """The cluster's project: where a `global/images/NAME` boot disk image lives."""
 
 
 class GpuComputeClass(pulumi.ComponentResource):
@@ -107,7 +140,7 @@ class GpuComputeClass(pulumi.ComponentResource):
                 "name": w.compute_class,
                 "labels": {PART_OF_LABEL: PART_OF, WORKLOAD_LABEL: w.name},
             },
-            spec=compute_class_spec(w),
+            spec=compute_class_spec(w, args.project),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.name = w.compute_class

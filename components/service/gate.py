@@ -12,6 +12,7 @@ the gate (and Managed Prometheus' collectors, to the metrics port) through a Net
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +32,8 @@ from components.facts.labels import (
     MANAGED_BY_LABEL,
 )
 from components.manifest import manifest
-from components.platform import egress
-from components.service import haproxy
+from components.platform import egress, keda
+from components.service import haproxy, scale_to_zero
 from components.service.pod import container_security_context, secret_env_names
 
 # The official HAProxy image (docker-library/haproxy). Its Dockerfile makes the user `haproxy`
@@ -67,12 +68,28 @@ def gate_requires_key(w: WorkloadConfig) -> bool:
     return API_KEY_ENV in secret_env_names(w)
 
 
-def gate_settings(w: WorkloadConfig) -> haproxy.GateSettings:
-    """What an exposed workload's gate enforces, from its resolved expose settings."""
+def gate_settings(w: WorkloadConfig, namespace: str) -> haproxy.GateSettings:
+    """What an exposed workload's gate enforces, from its resolved expose settings. A sleeping
+    model's gate forwards to KEDA's interceptor with the model's Host, and waits for it as long
+    as it may hold a request (components/service/scale_to_zero.py)."""
     assert w.expose is not None
-    return haproxy.GateSettings(
+    settings = haproxy.GateSettings(
         paths=w.expose.paths, tls=w.expose.tls, api_key=gate_requires_key(w)
     )
+    if sleeps(w):
+        return dataclasses.replace(
+            settings,
+            upstream_host=scale_to_zero.host(w.name, namespace),
+            request_timeout_seconds=scale_to_zero.gate_timeout_seconds(
+                w, settings.request_timeout_seconds
+            ),
+        )
+    return settings
+
+
+def sleeps(w: WorkloadConfig) -> bool:
+    """Its replicas go to zero when idle: requests pass through KEDA's interceptor."""
+    return w.autoscale is not None and w.autoscale.to_zero
 
 
 def gate_selector(workload: str) -> dict[str, str]:
@@ -102,19 +119,23 @@ class ApiGateArgs:
     cert_pem: pulumi.Input[str] | None = None
     """The server certificate (public): a new one rolls the gates, which read it at start."""
     labels: dict[str, str] = field(default_factory=dict)
+    via_interceptor: bool = False
+    """A sleeping model: the gate forwards to KEDA's interceptor, which holds requests while a
+    replica starts (settings.upstream_host names the model to it)."""
 
 
-def model_ingress(workload: str, port: int) -> list[dict[str, Any]]:
-    """Who reaches the model server's port: the gate's pods only. Kubelet's probes still pass
-    ("traffic to and from the node where a Pod is running is always allowed", kubernetes.io
-    "Network Policies"); Managed Prometheus' collectors are admitted to the metrics port by the
-    namespace's own policy (WorkloadNamespace), policies being additive."""
-    return [
-        {
-            "from": [{"podSelector": {"matchLabels": gate_selector(workload)}}],
-            "ports": [{"protocol": "TCP", "port": port}],
-        }
-    ]
+def model_ingress(workload: str, port: int, via_interceptor: bool = False) -> list[dict[str, Any]]:
+    """Who reaches the model server's port: the gate's pods only, or for a sleeping model KEDA's
+    interceptor, which the gate forwards through. Kubelet's probes still pass ("traffic to and
+    from the node where a Pod is running is always allowed", kubernetes.io "Network Policies");
+    Managed Prometheus' collectors are admitted to the metrics port by the namespace's own
+    policy (WorkloadNamespace), policies being additive."""
+    peer = (
+        egress.interceptor_peer()
+        if via_interceptor
+        else {"podSelector": {"matchLabels": gate_selector(workload)}}
+    )
+    return [{"from": [peer], "ports": [{"protocol": "TCP", "port": port}]}]
 
 
 def gate_container(args: ApiGateArgs, namespace: str) -> dict[str, Any]:
@@ -122,7 +143,9 @@ def gate_container(args: ApiGateArgs, namespace: str) -> dict[str, Any]:
     env: list[dict[str, Any]] = [
         {
             "name": haproxy.UPSTREAM_ENV,
-            "value": f"{model_service_name(args.workload)}.{namespace}.svc.cluster.local:"
+            "value": keda.interceptor_address()
+            if args.via_interceptor
+            else f"{model_service_name(args.workload)}.{namespace}.svc.cluster.local:"
             f"{args.model_port}",
         }
     ]
@@ -215,15 +238,16 @@ class ApiGate(pulumi.ComponentResource):
         )
         tls_secret = self._tls_secret(name, args, meta)
         model = self._model_service(name, args)
-        # The gate reaches the model's pods and DNS (WorkloadNamespace), nothing else.
+        # The gate reaches the model's pods (or KEDA's interceptor) and DNS, nothing else.
+        forward = (
+            egress.interceptor_egress()
+            if args.via_interceptor
+            else egress.gate_egress(args.model_selector, args.model_port)
+        )
         k8s.networking.v1.NetworkPolicy(
             f"{name}-egress",
             metadata=manifest({**meta, "name": f"{meta['name']}-egress"}),
-            spec=manifest(
-                egress.egress_policy_spec(
-                    self.selector, egress.gate_egress(args.model_selector, args.model_port)
-                )
-            ),
+            spec=manifest(egress.egress_policy_spec(self.selector, forward)),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self._deployment(name, args, meta, config_text, tls_secret, after=[config, model])
@@ -288,7 +312,7 @@ class ApiGate(pulumi.ComponentResource):
                 {
                     "podSelector": {"matchLabels": args.model_selector},
                     "policyTypes": ["Ingress"],
-                    "ingress": model_ingress(args.workload, args.model_port),
+                    "ingress": model_ingress(args.workload, args.model_port, args.via_interceptor),
                 }
             ),
             opts=pulumi.ResourceOptions(parent=self),

@@ -26,7 +26,15 @@ from components.platform.certificate import (
 from components.service.apikey import ApiKey, ApiKeyArgs
 from components.service.autoscaler import Autoscaler, AutoscalerArgs
 from components.service.compute_class import GpuComputeClass, GpuComputeClassArgs
-from components.service.gate import ApiGate, ApiGateArgs, gate_selector, gate_settings
+from components.service.gate import (
+    ApiGate,
+    ApiGateArgs,
+    gate_selector,
+    gate_settings,
+    model_service_name,
+    sleeps,
+)
+from components.service.haproxy import GateSettings
 from components.service.load_balancer import (
     LoadBalancerService,
     LoadBalancerServiceArgs,
@@ -34,6 +42,7 @@ from components.service.load_balancer import (
     static_address_name,
 )
 from components.service.model_cache import ModelCacheAccess, ModelCacheAccessArgs
+from components.service.scale_to_zero import ScaleToZero, ScaleToZeroArgs
 from components.service.workload import GpuWorkload, GpuWorkloadArgs
 
 # Where every child of a GpuService lived before the component: the stack's root.
@@ -81,7 +90,9 @@ class GpuService(pulumi.ComponentResource):
             ),
             opts=self._k8s,
         )
-        if w.autoscale is not None and platform.metrics_adapter is not None:
+        if w.autoscale is not None and w.autoscale.to_zero:
+            self._scale_to_zero(workload)
+        elif w.autoscale is not None and platform.metrics_adapter is not None:
             Autoscaler(
                 f"autoscaler-{w.name}",
                 AutoscalerArgs(
@@ -97,6 +108,22 @@ class GpuService(pulumi.ComponentResource):
         self.url = self.service.url if self.service else None
         self.register_outputs({"url": self.url})
 
+    def _scale_to_zero(self, workload: GpuWorkload) -> None:
+        """KEDA's HTTPScaledObject: zero replicas when idle, woken through the gate."""
+        w, platform = self.workload, self._platform
+        assert platform.keda is not None and workload.port is not None
+        ScaleToZero(
+            f"scale-to-zero-{w.name}",
+            ScaleToZeroArgs(
+                namespace=platform.config.namespace,
+                workload=w,
+                service=model_service_name(w.name),
+                generation_seconds=GateSettings(paths=()).request_timeout_seconds,
+                after=[*platform.keda.ready, workload],
+            ),
+            opts=self._k8s,
+        )
+
     def _root(self) -> pulumi.ResourceOptions:
         """A child that is not a Kubernetes object (default providers)."""
         return pulumi.ResourceOptions(parent=self, aliases=WAS_ROOT)
@@ -108,7 +135,9 @@ class GpuService(pulumi.ComponentResource):
         found: list[pulumi.Resource] = []
         if w.compute_class is not None:
             compute_class = GpuComputeClass(
-                f"class-{w.name}", GpuComputeClassArgs(workload=w), opts=self._k8s
+                f"class-{w.name}",
+                GpuComputeClassArgs(workload=w, project=platform.config.project),
+                opts=self._k8s,
             )
             found += compute_class.resources
         if w.model_cache is not None:
@@ -143,7 +172,7 @@ class GpuService(pulumi.ComponentResource):
         w, platform = self.workload, self._platform
         expose = w.expose
         assert expose is not None and workload.port is not None
-        settings = gate_settings(w)
+        settings = gate_settings(w, platform.config.namespace)
         # The production marker the policy pack reads (cluster.production), never the stack name.
         labels = {PRODUCTION_LABEL: "true"} if platform.config.production else {}
         service = LoadBalancerService(
@@ -175,6 +204,7 @@ class GpuService(pulumi.ComponentResource):
                 pem=certificate.pem if certificate else None,
                 cert_pem=certificate.cert_pem if certificate else None,
                 labels=labels,
+                via_interceptor=sleeps(w),
             ),
             opts=self._k8s,
         )

@@ -50,7 +50,11 @@ class GateSettings:
     """Require `Authorization: Bearer <key>` (the key from the environment) on every request."""
     request_timeout_seconds: int = 600
     """Longest silence from the model server (a long generation streams tokens, so this is the
-    gap between chunks, not the whole answer)."""
+    gap between chunks, not the whole answer), and, for a sleeping model, from KEDA's
+    interceptor while it holds a request until a replica is ready."""
+    upstream_host: str | None = None
+    """The Host header the upstream routes by: KEDA's interceptor finds a sleeping model's
+    HTTPScaledObject by it (components/service/scale_to_zero.py); None forwards the client's."""
 
     @property
     def port(self) -> int:
@@ -118,7 +122,7 @@ def render(settings: GateSettings) -> str:
         "",
         *_api_frontend(settings),
         "",
-        *_backend(),
+        *_backend(settings),
     ]
     return "\n".join(lines)
 
@@ -185,7 +189,13 @@ def _api_frontend(settings: GateSettings) -> list[str]:
     ]
 
 
-def _backend() -> list[str]:
+def _backend(settings: GateSettings) -> list[str]:
+    host = (
+        # KEDA's interceptor routes by Host (and holds the request while the model wakes).
+        [f"    http-request set-header Host {_haproxy_string(settings.upstream_host)}"]
+        if settings.upstream_host
+        else []
+    )
     return [
         # The cluster's DNS (the pod's resolv.conf), so the Service name is resolved again at
         # run time: at start it may not resolve yet (init-addr none keeps HAProxy starting).
@@ -194,6 +204,7 @@ def _backend() -> list[str]:
         "    hold valid 30s",
         "",
         "backend model",
+        *host,
         f'    server model "${{{UPSTREAM_ENV}}}" resolvers cluster init-addr last,libc,none',
         "",
     ]

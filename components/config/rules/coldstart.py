@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from pydantic.alias_generators import to_camel
+
 from components.config import formats
 from components.config.context import Context
 from components.config.model import ModelCache, NodePoolConfig, WorkloadConfig
@@ -168,14 +170,22 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
     path = f"workloads[{i}]"
     cache, scale = w.model_cache, w.autoscale
     if ctx.existing:
-        for key, value in (("modelCache", cache), ("autoscale", scale)):
-            if value is not None:
-                yield Problem(
-                    f"{path}.{key}",
-                    "needs GKE (the Cloud Storage FUSE CSI driver and Workload "
-                    "Identity for modelCache; Managed Service for Prometheus for autoscale), "
-                    "and this cluster is an existing one. Remove it.",
-                )
+        if cache is not None:
+            yield Problem(
+                f"{path}.modelCache",
+                "needs GKE (the Cloud Storage FUSE CSI driver and Workload Identity), and this "
+                "cluster is an existing one. Remove it.",
+            )
+        if scale is not None and scale.min_replicas > 0:
+            yield Problem(
+                f"{path}.autoscale.minReplicas",
+                f"{scale.min_replicas} scales on a Prometheus metric through Managed Service for "
+                "Prometheus, which needs GKE, and this cluster is an existing one. Set "
+                "minReplicas: 0 (KEDA's HTTP add-on scales on requests, on any cluster) or "
+                "remove autoscale.",
+            )
+        if scale is not None:
+            yield from _autoscale_problems(path, w, scale)
         return
     if cache is not None:
         yield from _model_cache_problems(path, w, cache)
@@ -247,6 +257,17 @@ def _autoscale_problems(path: str, w: WorkloadSpec, scale: AutoscaleSpec) -> Ite
             "the metric is scraped from the container's port at /metrics, and "
             "the workload has no port. Set port.",
         )
+    if scale.min_replicas == 0:
+        yield from _to_zero_problems(path, w, scale)
+        return
+    for key in ("idle_seconds", "wake_timeout_seconds"):
+        if key in scale.model_fields_set:
+            yield Problem(
+                f"{path}.autoscale.{to_camel(key)}",
+                "applies only when the model sleeps (minReplicas: 0); with minReplicas "
+                f"{scale.min_replicas} replicas never go to zero. Remove it or set "
+                "minReplicas: 0.",
+            )
     if scale.metric is None and not formats.is_vllm_image(w.image):
         yield Problem(
             f"{path}.autoscale.metric",
@@ -258,6 +279,26 @@ def _autoscale_problems(path: str, w: WorkloadSpec, scale: AutoscaleSpec) -> Ite
             f"{path}.autoscale.metric",
             f"{scale.metric!r} is not a Prometheus metric name: use "
             "letters, digits, '_' and ':' (e.g. vllm:num_requests_waiting).",
+        )
+
+
+def _to_zero_problems(path: str, w: WorkloadSpec, scale: AutoscaleSpec) -> Iterator[Problem]:
+    """minReplicas 0: requests reach the model only through its gate and KEDA's interceptor,
+    which counts them and holds them while a replica starts."""
+    if w.expose is None:
+        yield Problem(
+            f"{path}.autoscale.minReplicas",
+            "0 needs expose: a sleeping model is woken by a request that reaches it through the "
+            "gate and KEDA's interceptor, which hold it while a replica starts; without expose "
+            "nothing reaches it. Add expose (e.g. {port: 443, type: ClusterIP}) or set "
+            "minReplicas: 1.",
+        )
+    if scale.metric is not None:
+        yield Problem(
+            f"{path}.autoscale.metric",
+            "with minReplicas: 0 KEDA's HTTP add-on scales on requests in flight (autoscale."
+            "target per replica), not on a Prometheus metric. Remove metric, or set "
+            "minReplicas: 1 to scale on it.",
         )
 
 

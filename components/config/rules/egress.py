@@ -36,7 +36,8 @@ def internet(w: WorkloadSpec) -> bool:
     Application Default Credentials unless the driver hands it a token socket:
     GoogleCloudPlatform/gcs-fuse-csi-driver pkg/sidecar_mounter/sidecar_mounter_config.go at
     000a69c0, prepareConfigFile), which the workload's egress admits with a modelCache."""
-    derived = downloads_model(w) or w.model_cache is not None
+    hub_adapters = is_vllm_image(w.image) and any(not a.path.startswith("/") for a in w.adapters)
+    derived = downloads_model(w) or w.model_cache is not None or hub_adapters
     return derived if w.egress.internet is None else w.egress.internet
 
 

@@ -64,6 +64,7 @@ from components.config.schema.stack_keys import (
     aliases,
 )
 from components.config.schema.workloads import (
+    AdapterSpec,
     AutoscaleSpec,
     CacheSpec,
     EgressSpec,
@@ -76,6 +77,7 @@ from components.config.schema.workloads import (
 
 __all__ = [
     "AbsolutePath",
+    "AdapterSpec",
     "AutoscaleSpec",
     "CacheSpec",
     "ClusterSpec",

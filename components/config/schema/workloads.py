@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
@@ -95,19 +95,42 @@ class ModelCacheSpec(Model):
 
 
 class AutoscaleSpec(Model):
-    """An HPA on a server metric scraped by Managed Service for Prometheus (coldstart.py)."""
+    """Replicas that follow the load: an HPA on a server metric scraped by Managed Service for
+    Prometheus, or, with `minReplicas: 0`, KEDA's HTTP add-on, which scales to zero when idle and
+    holds the first request while a replica starts (coldstart.py, [Scaling](scaling.md))."""
 
-    min_replicas: Annotated[int, Field(ge=1, le=1000)] = 1
-    """HPA minimum."""
+    min_replicas: Annotated[int, Field(ge=0, le=1000)] = 1
+    """Replicas kept with no traffic.
+
+    `0`: the model sleeps after `idleSeconds` without a request and the first request wakes it
+    (held at KEDA's interceptor, behind the gate, up to `wakeTimeoutSeconds`); needs `expose`.
+    """
     max_replicas: Annotated[int, Field(ge=1, le=1000)]
-    """HPA maximum; the capacity checks and rollouts count this many pods."""
+    """Replicas at the most; the capacity checks and rollouts count this many pods."""
     metric: Annotated[str, StringConstraints(max_length=200)] | None = None
-    """The Prometheus gauge the server exports at `/metrics` (required for other images).
+    """The Prometheus gauge the server exports at `/metrics` (HPA; `minReplicas` 1 or more;
+    required for other images).
 
     Default: `vllm:num_requests_waiting` for vLLM images
     """
     target: Annotated[int, Field(ge=1, le=1_000_000)] = 10
-    """Average value of the metric per pod above which a replica is added."""
+    """Per replica: the metric's average (HPA), or requests in flight (`minReplicas: 0`), above
+    which a replica is added."""
+    idle_seconds: Annotated[int, Field(ge=60, le=86_400)] = 900
+    """`minReplicas: 0`: seconds without a request before the replicas go to zero."""
+    wake_timeout_seconds: Annotated[int, Field(ge=60, le=3600)] = 1800
+    """`minReplicas: 0`: how long a request that finds no replica is held while one starts
+    (a GPU node, the image and the weights take minutes); then it is answered 504."""
+
+
+class AdapterSpec(Model):
+    """A LoRA adapter vLLM serves next to the base model (rules/adapters.py)."""
+
+    name: Annotated[str, _pattern(r"[A-Za-z0-9][A-Za-z0-9._-]*"), StringConstraints(max_length=100)]
+    """The model name clients ask for (`"model": NAME`); listed in `/v1/models`."""
+    path: Annotated[str, _pattern(r"[^,\s]+"), StringConstraints(max_length=1024)]
+    """A Hugging Face repo id (`org/name`, downloaded at start), or an absolute folder in the pod
+    under `modelCache.mountPath`, `cache.path` or `storage.mountPath`."""
 
 
 class ExposeSpec(Model):
@@ -302,9 +325,22 @@ class WorkloadSpec(Model):
     account (Workload Identity). See [Cold starts](cold-starts.md).
     """
     autoscale: AutoscaleSpec | None = None
-    """Replicas that follow load: an HPA on a server metric (Deployment, StatefulSet; GKE only).
+    """Replicas that follow load (Deployment, StatefulSet): an HPA on a server metric (GKE), or
+    with `minReplicas: 0` a model that sleeps when idle and wakes on the first request (KEDA;
+    GKE and existing clusters).
 
-    Not with `replicas`. See [Cold starts](cold-starts.md).
+    Not with `replicas`. See [Scaling](scaling.md).
+    """
+    adapters: Annotated[list[AdapterSpec], Field(max_length=32)] = []
+    """LoRA adapters served by vLLM next to the base model, each under its own model name.
+
+    vLLM images only. Each adapter takes a slot of GPU memory (`--max-loras` is their number),
+    sized by `adapterMaxRank`. See [Scaling](scaling.md).
+    """
+    adapter_max_rank: Literal[1, 8, 16, 32, 64, 128, 256, 320, 512] = 16
+    """The largest LoRA rank among `adapters` (vLLM's `--max-lora-rank` choices; its default 16).
+
+    vLLM refuses an adapter of a higher rank at start; a higher value takes more GPU memory.
     """
     api_key: bool | None = None  # derived: rules/exposure.py api_key
     """Generate an API key, pass it to the server as `VLLM_API_KEY` and export it.

@@ -1,0 +1,221 @@
+"""Keda: KEDA and its HTTP add-on, the field's engine for a model that sleeps when idle.
+
+A workload with `autoscale.minReplicas: 0` gets an HTTPScaledObject (components/service/
+scale_to_zero.py). The add-on's interceptor receives its requests from the gate, counts them for
+KEDA, and holds one that finds no ready replica until a replica is ready; KEDA scales the
+Deployment between 0 and maxReplicas on that count. Both are installed from upstream's release
+manifests, vendored unedited in components/platform/vendor/keda/ (its README names the tags,
+commits and checksums). What the program changes as it registers them:
+  - images pinned by digest (IMAGES below);
+  - the `keda` namespace labelled to enforce Pod Security `restricted` (every KEDA and add-on pod
+    runs as non-root, drops all capabilities and uses the RuntimeDefault seccomp profile);
+  - the interceptor's own ScaledObject starts at two replicas, not one: the interceptor is in
+    every sleeping model's request path, and one pod would make a node drain an outage.
+
+Facts read from the add-on's source at v0.15.0 (kedacore/http-add-on@4ea8a863):
+  - the interceptor routes by the Host header (port stripped) and the path, no match answers
+    404 (pkg/routing/table.go 187-200, key.go 27-40; interceptor/middleware/routing.go 40-47),
+    and forwards to the Service, <service>.<namespace>:<port> (routing.go 118-133);
+  - with no ready endpoint it waits on the Service's EndpointSlices up to the HTTPScaledObject's
+    timeouts.conditionWait (interceptor/middleware/endpoint_resolver.go 43-101; the global
+    KEDA_HTTP_READINESS_TIMEOUT defaults to "0s", no limit: interceptor/config/timeouts.go
+    19-24), then answers 504; response headers must arrive within timeouts.responseHeader
+    (global default KEDA_HTTP_RESPONSE_HEADER_TIMEOUT 300s, timeouts.go 15-18;
+    interceptor/handler/upstream.go 81-94), else 504;
+  - the operator creates a ScaledObject of the same name with an external-push trigger on
+    keda-add-ons-http-external-scaler.keda:9090, its cooldownPeriod the scaledownPeriod
+    (operator/controllers/http/scaled_object.go 29-47); KEDA makes the HPA keda-hpa-<name>.
+KEDA's metrics server registers v1beta1.external.metrics.k8s.io, which only one server per
+cluster may hold (kedacore/keda#470, #4378): the Custom Metrics Stackdriver Adapter then leaves
+that registration to KEDA (components/platform/metrics_adapter.py).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.facts.labels import (
+    POD_SECURITY_AUDIT_LABEL,
+    POD_SECURITY_ENFORCE_LABEL,
+    POD_SECURITY_WARN_LABEL,
+)
+
+VENDOR = Path(__file__).parent / "vendor" / "keda"
+CORE = VENDOR / "keda-2.20.2.yaml"
+HTTP_ADD_ON = VENDOR / "keda-add-ons-http-0.15.0.yaml"
+NAMESPACE = "keda"
+
+# The interceptor: the gate forwards a sleeping model's requests here, with the model's Host.
+INTERCEPTOR_SERVICE = "keda-add-ons-http-interceptor-proxy"
+INTERCEPTOR_PORT = 8080
+INTERCEPTOR_LABELS = {
+    "app.kubernetes.io/component": "add-on",
+    "app.kubernetes.io/instance": "interceptor",
+    "app.kubernetes.io/name": "http",
+    "app.kubernetes.io/part-of": "keda",
+}
+INTERCEPTOR_MIN_REPLICAS = 2
+POD_SECURITY_LABELS = {
+    label: "restricted"
+    for label in (POD_SECURITY_ENFORCE_LABEL, POD_SECURITY_WARN_LABEL, POD_SECURITY_AUDIT_LABEL)
+}
+
+# Index digests of the release tags. Upstream ships tags only; these come from two third-party
+# pin tables (found with the code search; the first also records the checksum of the release
+# asset keda-2.20.2.yaml, which the vendored file matches byte for byte). Not checked against
+# ghcr.io from here: `crane digest ghcr.io/kedacore/keda:2.20.2` confirms one.
+IMAGES = {
+    "ghcr.io/kedacore/keda:2.20.2": (
+        "sha256:fe74c7b8849586a67ad2201bcb89e7f5ac221ff90399ecaa8fd28427f1ef11e6"
+    ),
+    "ghcr.io/kedacore/keda-metrics-apiserver:2.20.2": (
+        "sha256:27286536a8a775aeeee37a7e343f8ecebb27ebf680ee1181a4f99e82eefb253b"
+    ),
+    "ghcr.io/kedacore/keda-admission-webhooks:2.20.2": (
+        "sha256:41f74102aba7959c6e8d08b433ab8a5fd6cae7c5646c78f7fe3de40a52df3439"
+    ),
+    "ghcr.io/kedacore/http-add-on-operator:0.15.0": (
+        "sha256:d579b952ff0a0c3046a49d0e066bc06d33d1944b5f89b5fac5145d89f9f78959"
+    ),
+    "ghcr.io/kedacore/http-add-on-scaler:0.15.0": (
+        "sha256:f748178bc4af9e546d5da38c4e1b1d8d236a343bb30927b292131c6f4c978394"
+    ),
+    "ghcr.io/kedacore/http-add-on-interceptor:0.15.0": (
+        "sha256:4e88e7808652e7c438f66d67bc8a53ce6261b6081c81475bd4758602460af499"
+    ),
+}
+
+
+def interceptor_address() -> str:
+    return f"{INTERCEPTOR_SERVICE}.{NAMESPACE}.svc.cluster.local:{INTERCEPTOR_PORT}"
+
+
+@cache
+def _load(path: Path) -> tuple[dict[str, Any], ...]:
+    return tuple(doc for doc in yaml.safe_load_all(path.read_text()) if doc)
+
+
+def objects(path: Path) -> list[dict[str, Any]]:
+    """The file's objects as the program registers them: images pinned, the namespace labelled."""
+    return [_adjusted(copy.deepcopy(obj)) for obj in _load(path)]
+
+
+def _containers(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    if obj["kind"] == "Deployment":
+        yield from obj["spec"]["template"]["spec"]["containers"]
+
+
+def _adjusted(obj: dict[str, Any]) -> dict[str, Any]:
+    for container in _containers(obj):
+        image = container["image"]
+        if image not in IMAGES:
+            raise ValueError(f"vendored KEDA image {image} has no pinned digest in IMAGES")
+        container["image"] = f"{image}@{IMAGES[image]}"
+    if obj["kind"] == "Namespace":
+        obj["metadata"].setdefault("labels", {}).update(POD_SECURITY_LABELS)
+    if obj["kind"] == "ScaledObject" and obj["metadata"]["name"] == "keda-add-ons-http-interceptor":
+        obj["spec"]["minReplicaCount"] = INTERCEPTOR_MIN_REPLICAS
+    return obj
+
+
+def always_on_requests() -> list[tuple[str, int, str, str]]:
+    """(Deployment, replicas, cpu, memory) of the pods KEDA keeps up whatever the load."""
+    found = []
+    for path in (CORE, HTTP_ADD_ON):
+        for obj in objects(path):
+            for container in _containers(obj):
+                requests = container["resources"]["requests"]
+                name = obj["metadata"]["name"]
+                replicas = (
+                    INTERCEPTOR_MIN_REPLICAS
+                    if name == "keda-add-ons-http-interceptor"
+                    else obj["spec"].get("replicas", 1)
+                )
+                found.append((name, replicas, requests["cpu"], requests["memory"]))
+    return found
+
+
+# apiVersion -> the pulumi_kubernetes module of typed classes.
+_MODULES = {
+    "v1": k8s.core.v1,
+    "apps/v1": k8s.apps.v1,
+    "rbac.authorization.k8s.io/v1": k8s.rbac.v1,
+    "apiextensions.k8s.io/v1": k8s.apiextensions.v1,
+    "apiregistration.k8s.io/v1": k8s.apiregistration.v1,
+    "admissionregistration.k8s.io/v1": k8s.admissionregistration.v1,
+}
+# Top-level fields whose Python argument name differs.
+_ARGS = {"roleRef": "role_ref"}
+
+
+def resource_name(obj: dict[str, Any]) -> str:
+    """A stable, unique resource name: kind and (namespace/)name, as pulumi_kubernetes' yaml
+    module names them."""
+    meta = obj["metadata"]
+    where = f"{meta['namespace']}/" if "namespace" in meta else ""
+    return f"{obj['kind'].lower()}-{where}{meta['name']}".replace("/", "-")
+
+
+def register(obj: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    fields = {_ARGS.get(k, k): v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+    module = _MODULES.get(obj["apiVersion"])
+    if module is None:
+        return k8s.apiextensions.CustomResource(
+            resource_name(obj),
+            api_version=obj["apiVersion"],
+            kind=obj["kind"],
+            metadata=fields.pop("metadata"),
+            spec=fields.pop("spec"),
+            opts=opts,
+        )
+    return getattr(module, obj["kind"])(resource_name(obj), opts=opts, **fields)
+
+
+@dataclass(frozen=True)
+class KedaArgs:
+    after: list[pulumi.Resource]
+    """What must exist first (the cluster and its nodes' grants)."""
+
+
+class Keda(pulumi.ComponentResource):
+    """KEDA 2.20.2 and the HTTP add-on 0.15.0 in the `keda` namespace."""
+
+    ready: list[pulumi.Resource]
+    """What an HTTPScaledObject waits for: the add-on's CRDs and its operator, interceptor and
+    scaler Deployments (which wait for KEDA's)."""
+
+    def __init__(self, name: str, args: KedaArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gke-gpu:index:Keda", name, None, opts)
+        core = self._install(objects(CORE), list(args.after))
+        self.ready = self._install(objects(HTTP_ADD_ON), core)
+        self.register_outputs({})
+
+    def _install(
+        self, found: list[dict[str, Any]], after: list[pulumi.Resource]
+    ) -> list[pulumi.Resource]:
+        """The namespace and CRDs first, then everything else; returns the CRDs and the
+        Deployments (Pulumi waits until a Deployment's pods are ready)."""
+        first_kinds = ("Namespace", "CustomResourceDefinition")
+        ready: list[pulumi.Resource] = []
+        early: list[pulumi.Resource] = []
+        for stage in (True, False):
+            for obj in found:
+                if (obj["kind"] in first_kinds) != stage:
+                    continue
+                waits = after if stage else [*after, *early]
+                opts = pulumi.ResourceOptions(parent=self, depends_on=waits)
+                resource = register(obj, opts)
+                if stage:
+                    early.append(resource)
+                if obj["kind"] in ("CustomResourceDefinition", "Deployment"):
+                    ready.append(resource)
+        return ready

@@ -55,6 +55,17 @@ SDK_CLASSES = {
     "kubernetes:monitoring.googleapis.com/v1:PodMonitoring": (
         "pulumi_kubernetes.apiextensions.CustomResource"
     ),
+    "kubernetes:http.keda.sh/v1alpha1:HTTPScaledObject": (
+        "pulumi_kubernetes.apiextensions.CustomResource"
+    ),
+    "kubernetes:keda.sh/v1alpha1:ScaledObject": "pulumi_kubernetes.apiextensions.CustomResource",
+    "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration": (
+        "pulumi_kubernetes.admissionregistration.v1.ValidatingWebhookConfiguration"
+    ),
+    "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition": (
+        "pulumi_kubernetes.apiextensions.v1.CustomResourceDefinition"
+    ),
+    "kubernetes:rbac.authorization.k8s.io/v1:Role": "pulumi_kubernetes.rbac.v1.Role",
     "kubernetes:apps/v1:DaemonSet": "pulumi_kubernetes.apps.v1.DaemonSet",
     "kubernetes:apps/v1:Deployment": "pulumi_kubernetes.apps.v1.Deployment",
     "kubernetes:apps/v1:StatefulSet": "pulumi_kubernetes.apps.v1.StatefulSet",

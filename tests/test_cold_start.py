@@ -359,10 +359,13 @@ def test_model_cache_and_autoscale_are_refused_on_existing_clusters() -> None:
         ],
     }
     problems = _problems(raw)
-    for key in ("modelCache", "autoscale"):
+    for key in ("modelCache", "autoscale.minReplicas"):
         assert any(p.startswith(f"workloads[0].{key}:") for p in problems), (
             "the FUSE driver, Workload Identity and Managed Prometheus are GKE's"
         )
+    assert any("minReplicas: 0" in p for p in problems), (
+        "the refusal names what does work on an existing cluster: scale to zero with KEDA"
+    )
 
 
 # --- autoscaling ---------------------------------------------------------------------------------

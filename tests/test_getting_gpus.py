@@ -230,8 +230,11 @@ def test_flex_start_and_reservation_fallbacks_render_their_provisioning(run: Run
         "specific": [{"name": "l4-res"}],
     }
     assert priorities[2]["reservations"] == {"affinity": "AnyBestEffort"}
-    assert priorities[3]["flexStart"] == {"enabled": True} and "spot" not in priorities[3], (
+    assert priorities[3]["flexStart"]["enabled"] and "spot" not in priorities[3], (
         "flex-start is not Spot: the CRD rejects a priority with both"
+    )
+    assert priorities[3]["flexStart"]["nodeRecycling"] == {"leadTimeSeconds": 3600}, (
+        "a flex-start node is replaced an hour before it ends, as Google's GPU classes do"
     )
 
 
@@ -457,16 +460,26 @@ def _totals(stack: str) -> dict[tuple[str, str], float]:
     }
 
 
-def test_dev_stack_costs_one_spot_l4_node_its_gates_and_the_cluster_fee() -> None:
+def test_dev_sleeps_at_the_cluster_fee_and_its_cpu_pods_and_peaks_at_one_spot_l4() -> None:
     totals = _totals("dev")
-    # dev's pod (3 CPU, 10Gi) fits the smallest L4 machine, so Autopilot prices that node; its
-    # gate's two CPU-only pods (100m, 128Mi each) are billed by their requests, never Spot.
+    # dev's model sleeps when idle (autoscale.minReplicas 0): idle counts no GPU node, only the
+    # pods that stay up, billed by their requests (never Spot): the gate's two (100m, 128Mi)
+    # and KEDA's seven (100m, 100Mi: two interceptors, its operator, metrics server, webhooks,
+    # the add-on's operator and scaler). At max its pod (3 CPU, 10Gi) holds the smallest L4
+    # machine, which Autopilot prices.
     on_demand, spot = price_table.REGION_MACHINE_PRICES["us-central1"]["g2-standard-4"]
     fee = prices.CLUSTER_FEE_PER_HOUR
     gates = 2 * (0.1 * prices.AUTOPILOT_POD_VCPU_HOUR + 0.125 * prices.AUTOPILOT_POD_GIB_HOUR)
-    assert totals[("idle", "configured")] == pytest.approx(fee + gates + (spot or 0))
-    assert totals[("max", "configured")] == pytest.approx(fee + gates + (spot or 0))
-    assert totals[("idle", "on_demand")] == pytest.approx(fee + gates + (on_demand or 0))
+    keda = 7 * (0.1 * prices.AUTOPILOT_POD_VCPU_HOUR + 100 / 1024 * prices.AUTOPILOT_POD_GIB_HOUR)
+    assert totals[("idle", "configured")] == pytest.approx(fee + gates + keda)
+    assert totals[("idle", "configured")] <= 0.15, (
+        "issue 21: a sleeping dev stack costs about the cluster fee plus its CPU pods"
+    )
+    assert totals[("idle", "on_demand")] == pytest.approx(fee + gates + keda), (
+        "Spot or not, a sleeping model holds no GPU node"
+    )
+    assert totals[("max", "configured")] == pytest.approx(fee + gates + keda + (spot or 0))
+    assert totals[("max", "on_demand")] == pytest.approx(fee + gates + keda + (on_demand or 0))
 
 
 def test_prod_idles_at_the_two_l4_nodes_its_replicas_hold_and_four_at_max() -> None:
@@ -487,7 +500,10 @@ def test_render_prints_idle_and_max_costs_with_the_price_date(
     assert render.main(["dev", "--out", str(tmp_path)]) == render.EXIT_OK
     out = capsys.readouterr().out
     assert f"list prices of {prices.PRICE_DATE}" in out
-    assert "as configured: idle $0.51/h, max $0.51/h" in out, out
+    assert "as configured: idle $0.14/h, max $0.54/h" in out, out
+    assert "workload llm (g2-standard-4 per pod): idle $0.00/h, max $0.40/h" in out, (
+        "a sleeping model's GPU node is not part of the idle cost, and is at max"
+    )
 
 
 def test_a_flex_start_pool_prints_an_unknown_price_not_zero(

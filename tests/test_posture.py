@@ -424,7 +424,7 @@ def test_every_shipped_stack_denies_egress_but_dns_by_default(
 
 
 def test_a_gate_reaches_only_its_model_pods(plans: dict[str, render.Plan]) -> None:
-    plan = plans["dev"]
+    plan = plans["prod"]
     gate = {"app.kubernetes.io/name": "gke-gpu-gate", "app.kubernetes.io/instance": "llm"}
     rules = [r for r in _egress_for(plan, gate) if r not in egress.DNS_EGRESS]
     assert rules == [
@@ -442,6 +442,47 @@ def test_a_gate_reaches_only_its_model_pods(plans: dict[str, render.Plan]) -> No
             "ports": [{"protocol": "TCP", "port": 8000}],
         }
     ], "the gate forwards to the model's port and reaches nothing else"
+
+
+def test_a_sleeping_models_gate_reaches_only_kedas_interceptor(
+    plans: dict[str, render.Plan],
+) -> None:
+    plan = plans["dev"]
+    gate = {"app.kubernetes.io/name": "gke-gpu-gate", "app.kubernetes.io/instance": "llm"}
+    rules = [r for r in _egress_for(plan, gate) if r not in egress.DNS_EGRESS]
+    interceptor = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "keda"}},
+        "podSelector": {
+            "matchLabels": {
+                "app.kubernetes.io/component": "add-on",
+                "app.kubernetes.io/instance": "interceptor",
+                "app.kubernetes.io/name": "http",
+                "app.kubernetes.io/part-of": "keda",
+            }
+        },
+    }
+    assert rules == [{"to": [interceptor], "ports": [{"protocol": "TCP", "port": 8080}]}], (
+        "dev's model sleeps: its gate forwards to KEDA's interceptor's proxy port, nothing else"
+    )
+    (admit,) = [
+        r.inputs["spec"]
+        for r in plan.recording.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+        if r.inputs["metadata"]["name"] == "llm-from-gate"
+    ]
+    assert admit["ingress"] == [
+        {"from": [interceptor], "ports": [{"protocol": "TCP", "port": 8000}]}
+    ], (
+        "the model's pods admit only the interceptor, on the model port: the gate never "
+        "reaches them directly, and nothing else in the cluster does"
+    )
+    (interceptor_pods,) = [
+        r.inputs["spec"]["template"]["metadata"]["labels"]
+        for r in plan.recording.of_type("kubernetes:apps/v1:Deployment")
+        if r.inputs["metadata"]["name"] == "keda-add-ons-http-interceptor"
+    ]
+    assert interceptor["podSelector"]["matchLabels"].items() <= interceptor_pods.items(), (
+        "the policies select the interceptor's real pod labels (from the vendored manifest)"
+    )
 
 
 def _model_labels(name: str) -> dict[str, str]:

@@ -165,7 +165,7 @@ def test_workload_waits_long_enough_for_a_gpu_node_from_zero(dev: Recording) -> 
 
 
 def test_namespace_enforces_restricted_pod_security(dev: Recording) -> None:
-    labels = dev.one("kubernetes:core/v1:Namespace").inputs["metadata"]["labels"]
+    labels = dev.served("kubernetes:core/v1:Namespace").inputs["metadata"]["labels"]
     assert labels["pod-security.kubernetes.io/enforce"] == "restricted", (
         "every pod the stack makes runs as non-root (tests/test_posture.py); the namespace "
         "refuses the ones that do not"

@@ -55,10 +55,20 @@ def test_plan_marks_outputs_only_the_cloud_can_know(dev_plan: tuple[int, Path]) 
 
 
 def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, Path]) -> None:
-    documents = list(yaml.safe_load_all((dev_plan[1] / "manifests.yaml").read_text()))
+    from components.platform import keda
+
+    everything = list(yaml.safe_load_all((dev_plan[1] / "manifests.yaml").read_text()))
+    vendored = [*keda.objects(keda.CORE), *keda.objects(keda.HTTP_ADD_ON)]
+    applied = [d for d in everything if d in vendored]
+    assert len(applied) == len(vendored) and all(v in applied for v in vendored), (
+        "dev's model sleeps when idle: KEDA and its HTTP add-on are applied, every object of "
+        "the vendored manifests as the program adjusts them"
+    )
+    documents = [d for d in everything if d not in vendored]
     assert sorted((d["apiVersion"], d["kind"]) for d in documents) == [
         ("apps/v1", "Deployment"),
         ("apps/v1", "Deployment"),
+        ("http.keda.sh/v1alpha1", "HTTPScaledObject"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
@@ -76,9 +86,10 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
     ], (
         "the dev stack applies a namespace closed by default (ingress and egress, DNS allowed), "
         "the model server with its API key Secret and its egress to the model hub, its gate "
-        "(config, certificate, Deployment, budget, egress to the model only), the model's "
-        "in-cluster Service with the NetworkPolicy that admits only the gate, and the public "
-        "Service with the NetworkPolicy that admits the gate's TLS port"
+        "(config, certificate, Deployment, budget, egress to KEDA's interceptor only), the "
+        "model's in-cluster Service with the NetworkPolicy that admits only the interceptor, "
+        "the HTTPScaledObject that scales it from zero, and the public Service with the "
+        "NetworkPolicy that admits the gate's TLS port"
     )
     service = next(
         d for d in documents if d["kind"] == "Service" and d["spec"]["type"] == "LoadBalancer"

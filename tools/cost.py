@@ -25,6 +25,7 @@ from components.config import (
 )
 from components.facts import allocatable
 from components.facts.catalog import prices
+from components.platform import keda
 from components.service import gate
 
 ON_DEMAND, SPOT = "on-demand", "Spot"
@@ -154,10 +155,7 @@ def stack_cost(config: StackConfig) -> StackCost | None:
     if cluster.mode == "autopilot" and gates:
         # Each gate: gate.REPLICAS CPU-only pods, billed by their requests. In Standard they run
         # on the system pool, priced above.
-        per_pod = (
-            allocatable.parse_cpu(gate.CPU) / 1000 * prices.AUTOPILOT_POD_VCPU_HOUR
-            + allocatable.parse_memory(gate.MEMORY) / 2**30 * prices.AUTOPILOT_POD_GIB_HOUR
-        )
+        per_pod = autopilot_pod_rate(gate.CPU, gate.MEMORY)
         rate = Rate(per_pod, per_pod, per_pod) * (gate.REPLICAS * len(gates))
         cost.lines.append(
             Line(
@@ -167,6 +165,10 @@ def stack_cost(config: StackConfig) -> StackCost | None:
                 rate,
             )
         )
+    if cluster.mode == "autopilot" and any(
+        w.autoscale and w.autoscale.to_zero for w in config.workloads
+    ):
+        cost.lines.append(_keda_line())
     for w in config.workloads:
         if w.node_pool is not None:
             continue  # priced with its pool
@@ -175,6 +177,34 @@ def stack_cost(config: StackConfig) -> StackCost | None:
             Line(f"workload {w.name} ({machine} per pod)", rate * w.idle_pods, rate * w.max_pods)
         )
     return cost
+
+
+def autopilot_pod_rate(cpu: str, memory: str) -> float:
+    """What Autopilot bills a general-purpose pod per hour, by its requests."""
+    return (
+        allocatable.parse_cpu(cpu) / 1000 * prices.AUTOPILOT_POD_VCPU_HOUR
+        + allocatable.parse_memory(memory) / 2**30 * prices.AUTOPILOT_POD_GIB_HOUR
+    )
+
+
+def _keda_line() -> Line:
+    """KEDA's pods stay up while the models sleep (components/platform/keda.py): on Autopilot
+    each is billed by its requests. In Standard they run on the system pool, priced above."""
+    pods = keda.always_on_requests()
+    per_hour = sum(replicas * autopilot_pod_rate(cpu, memory) for _, replicas, cpu, memory in pods)
+    count = sum(replicas for _, replicas, _, _ in pods)
+    rate = Rate(per_hour, per_hour, per_hour)
+    return Line(
+        f"KEDA and its HTTP add-on ({count} pods, {_requests_text(pods)}; Autopilot "
+        "general-purpose)",
+        rate,
+        rate,
+    )
+
+
+def _requests_text(pods: list[tuple[str, int, str, str]]) -> str:
+    shapes = sorted({(cpu, memory) for _, _, cpu, memory in pods})
+    return ", ".join(f"{cpu} CPU / {memory}" for cpu, memory in shapes) + " each"
 
 
 def money(value: float | None) -> str:

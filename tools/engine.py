@@ -48,6 +48,7 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parent.parent
 GATE_TYPE = "gke-gpu:index:ApiGate"
+KEDA_TYPE = "gke-gpu:index:Keda"
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 
 
@@ -87,7 +88,8 @@ class Recording:
         return [
             r
             for r in self.resources
-            if r.type == type_ and not (outside_gates and GATE_TYPE + "::" in r.parent)
+            if r.type == type_
+            and not (outside_gates and any(t + "::" in r.parent for t in (GATE_TYPE, KEDA_TYPE)))
         ]
 
     def one(self, type_: str) -> Registration:
@@ -96,8 +98,9 @@ class Recording:
         return found[0]
 
     def served(self, type_: str) -> Registration:
-        """The one resource of `type_` outside every gate (the workload's own Deployment, its
-        exposed Service): a gate brings a Deployment, a Service and a ConfigMap of its own."""
+        """The one resource of `type_` outside every gate and KEDA (the workload's own
+        Deployment, its exposed Service): a gate brings a Deployment, a Service and a ConfigMap
+        of its own, KEDA its namespace, Deployments and Services."""
         found = self.of_type(type_, outside_gates=True)
         assert len(found) == 1, (
             f"expected one {type_} outside gates, found {[r.name for r in found]}"

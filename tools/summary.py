@@ -160,7 +160,18 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         )
         for n, (label, rate) in enumerate(costs.fallback_rates(w, config.region), 1):
             lines.append(f"              {n}. {label}: {costs.money(rate.configured)} per node")
-    if w.autoscale is not None:
+    if w.adapters:
+        names = ", ".join(name for name, _ in w.adapters)
+        lines.append(
+            f"            LoRA adapters (vLLM, each its own model name in /v1/models): {names}"
+        )
+    if w.max_replicas > 1 and w.kind != "Job":
+        lines.append(
+            "            routing: round-robin by the Service (no cache- or queue-aware router)"
+        )
+    if w.autoscale is not None and w.autoscale.to_zero:
+        lines += sleep_lines(config, w)
+    elif w.autoscale is not None:
         scale = w.autoscale
         lines.append(
             f"            replicas {scale.min_replicas}-{scale.max_replicas} by {scale.metric} "
@@ -234,6 +245,28 @@ NODE_BOOT = (
     "node boot and GPU driver set-up (no figure printed: none found in Google's docs; a "
     "secondary boot disk does not add to it, GKE's secondary boot disk page)"
 )
+
+
+def sleep_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
+    """A model that sleeps: when it goes to zero, what holds the first request and for how long,
+    and what that request waits for (components/service/scale_to_zero.py)."""
+    scale = w.autoscale
+    assert scale is not None and w.probe is not None
+    node = (
+        "a GPU node is created"
+        if _from_zero(config, w) is not None
+        else "a warm node takes the pod"
+    )
+    return [
+        f"            replicas 0-{scale.max_replicas}: sleeps after {scale.idle_seconds}s "
+        f"without a request (KEDA HTTP add-on; a replica per {scale.target} requests in "
+        "flight)",
+        "            first request after sleeping: held by KEDA's interceptor behind the gate (key "
+        f"and TLS unchanged) up to {scale.wake_timeout_seconds}s "
+        "(autoscale.wakeTimeoutSeconds), then 504",
+        f"            expected wake: {node}, then the pod starts (startup probe allows up to "
+        f"{w.probe.startup_seconds}s); the cold start below says what is slow",
+    ]
 
 
 def _from_zero(config: StackConfig, w: WorkloadConfig) -> str | None:
@@ -326,10 +359,12 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         "nodes",
     }[e.type]
     lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
-    scraped = f", Managed Prometheus' collectors to port {w.port} (/metrics)" if w.autoscale else ""
+    hpa = w.autoscale is not None and not w.autoscale.to_zero
+    scraped = f", Managed Prometheus' collectors to port {w.port} (/metrics)" if hpa else ""
+    front = "KEDA's interceptor (the gate forwards through it)" if gate.sleeps(w) else "the gate"
     lines.append(
-        f"            reaches the model server directly: nothing (NetworkPolicy admits only the "
-        f"gate{scraped}; {enforced})"
+        f"            reaches the model server directly: nothing (NetworkPolicy admits only "
+        f"{front}{scraped}; {enforced})"
     )
     return lines
 

@@ -50,7 +50,16 @@ _TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
 _DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
 IMAGE = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::{_TAG})?(?:@{_DIGEST})?"
 
+# A LoRA adapter (rules/adapters.py): its model name, and `name=path` for vLLM's --lora-modules,
+# which cannot hold a comma or a space there.
+ADAPTER_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
+ADAPTER_PATH = r"[^,\s=]{1,1024}"
+
 HINTS: dict[str, str] = {
+    ADAPTER_NAME: "is not an adapter name: use 1-100 letters, digits, '.', '_' and '-', starting "
+    "with a letter or digit (e.g. 'sql-lora').",
+    ADAPTER_PATH: "is not an adapter path: use a Hugging Face repo id or an absolute folder, "
+    "without commas, spaces or '=' (e.g. 'org/sql-lora' or '/models/adapters/sql').",
     GKE_NAME: "is not a valid GKE name: use 1-40 lowercase letters, digits and hyphens, "
     "starting with a letter and ending with a letter or digit (e.g. 'gpu-l4').",
     K8S_NAME: "is not a valid Kubernetes name: use 1-63 lowercase letters, digits and hyphens, "

@@ -64,6 +64,7 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 APP_NAME_LABEL = "app.kubernetes.io/name"
 APP_INSTANCE_LABEL = "app.kubernetes.io/instance"
 PART_OF_LABEL = "app.kubernetes.io/part-of"
+APP_COMPONENT_LABEL = "app.kubernetes.io/component"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 # Pod Security Admission's namespace labels (kubernetes.io/docs/concepts/security/
 # pod-security-admission).

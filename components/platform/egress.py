@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.config.model import Egress
+from components.facts.labels import NAMESPACE_NAME_LABEL
 from components.platform import keda
 
 # Selects every pod of the namespace and allows no egress: "default deny all egress traffic"
@@ -108,7 +109,7 @@ def interceptor_peer() -> dict[str, Any]:
     """KEDA's interceptor pods, in the namespace KEDA is installed in (components/platform/
     keda.py); namespaces carry kubernetes.io/metadata.name (Kubernetes sets it on every one)."""
     return {
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": keda.NAMESPACE}},
+        "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: keda.NAMESPACE}},
         "podSelector": {"matchLabels": dict(keda.INTERCEPTOR_LABELS)},
     }
 

@@ -44,6 +44,10 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.facts.labels import (
+    APP_COMPONENT_LABEL,
+    APP_INSTANCE_LABEL,
+    APP_NAME_LABEL,
+    PART_OF_LABEL,
     POD_SECURITY_AUDIT_LABEL,
     POD_SECURITY_ENFORCE_LABEL,
     POD_SECURITY_WARN_LABEL,
@@ -57,11 +61,12 @@ NAMESPACE = "keda"
 # The interceptor: the gate forwards a sleeping model's requests here, with the model's Host.
 INTERCEPTOR_SERVICE = "keda-add-ons-http-interceptor-proxy"
 INTERCEPTOR_PORT = 8080
+# The interceptor pods' labels (the add-on's config/interceptor/deployment.yaml, as vendored).
 INTERCEPTOR_LABELS = {
-    "app.kubernetes.io/component": "add-on",
-    "app.kubernetes.io/instance": "interceptor",
-    "app.kubernetes.io/name": "http",
-    "app.kubernetes.io/part-of": "keda",
+    APP_COMPONENT_LABEL: "add-on",
+    APP_INSTANCE_LABEL: "interceptor",
+    APP_NAME_LABEL: "http",
+    PART_OF_LABEL: "keda",
 }
 INTERCEPTOR_MIN_REPLICAS = 2
 POD_SECURITY_LABELS = {

@@ -126,9 +126,9 @@ class AutoscaleSpec(Model):
 class AdapterSpec(Model):
     """A LoRA adapter vLLM serves next to the base model (rules/adapters.py)."""
 
-    name: Annotated[str, _pattern(r"[A-Za-z0-9][A-Za-z0-9._-]*"), StringConstraints(max_length=100)]
+    name: Annotated[str, _pattern(formats.ADAPTER_NAME)]
     """The model name clients ask for (`"model": NAME`); listed in `/v1/models`."""
-    path: Annotated[str, _pattern(r"[^,\s]+"), StringConstraints(max_length=1024)]
+    path: Annotated[str, _pattern(formats.ADAPTER_PATH)]
     """A Hugging Face repo id (`org/name`, downloaded at start), or an absolute folder in the pod
     under `modelCache.mountPath`, `cache.path` or `storage.mountPath`."""
 

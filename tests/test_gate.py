@@ -12,6 +12,7 @@ import datetime
 import ipaddress
 import json
 import os
+import re
 import shutil
 import socket
 import ssl
@@ -440,3 +441,140 @@ def test_the_key_never_appears_in_the_rendered_config(gate: Gate, dev: Recording
     key_ref = next(e for e in env if e["name"] == haproxy.KEY_ENV)["valueFrom"]["secretKeyRef"]
     assert key_ref["key"] == "VLLM_API_KEY", "the gate reads the same key vLLM does, from a Secret"
     assert KEY not in gate.config
+
+
+# --- a sleeping model: the request is held, not refused -----------------------------------------
+
+
+class HoldingUpstream(ThreadingHTTPServer):
+    """Stands where KEDA's interceptor stands: it takes the connection at once, then answers only
+    after `hold` seconds, as the interceptor does while the model's first replica starts
+    (components/platform/keda.py cites its source). Records the Host each request carried."""
+
+    daemon_threads = True
+
+    def __init__(self, hold: float) -> None:
+        super().__init__(("127.0.0.1", 0), _HoldingHandler)
+        self.hold = hold
+        self.hosts: list[str | None] = []
+
+
+class _HoldingHandler(BaseHTTPRequestHandler):
+    server: HoldingUpstream
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.hosts.append(self.headers.get("Host"))
+        time.sleep(self.server.hold)
+        body = b'{"choices": [{"message": {"content": "awake"}}]}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+
+def test_a_request_to_a_sleeping_model_is_held_and_answered_not_refused(
+    dev: Recording, tmp_path: Path
+) -> None:
+    cfg = _named(dev, "gate-llm-config")["data"]["haproxy.cfg"]
+    (host,) = re.findall(r'http-request set-header Host "([^"]+)"', cfg)
+    scaled = next(
+        r.inputs["spec"] for r in dev.of_type("kubernetes:http.keda.sh/v1alpha1:HTTPScaledObject")
+    )
+    upstream = HoldingUpstream(hold=6.0)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    pki = _issue(dev)
+    # A port of its own: the module's gate fixture may hold the TLS port.
+    cfg_here = cfg.replace(f"bind :{haproxy.TLS_PORT} ", f"bind :{HELD_PORT} ")
+    held_gate, process = _start(cfg_here, upstream, pki, tmp_path)
+    try:
+        started = time.monotonic()
+        response = _send_to(held_gate, HELD_PORT, RIGHT)
+        waited = time.monotonic() - started
+        assert response.status == 200 and b"awake" in response.body, (
+            "the first request after sleeping is answered once the model is up, not refused: "
+            f"{response.status} {response.body[:200]!r}"
+        )
+        assert waited >= 6.0, "the gate waited for the held answer"
+        assert upstream.hosts == [host] and scaled["hosts"] == [host], (
+            "the held request reached the interceptor with the Host its HTTPScaledObject routes"
+        )
+        started = time.monotonic()
+        refused = _send_to(held_gate, HELD_PORT)
+        assert refused.status == 401 and time.monotonic() - started < 2, (
+            "a request without the key is refused at once by the gate, never held or counted "
+            "by the interceptor (which would wake the GPU for it)"
+        )
+        assert len(upstream.hosts) == 1
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        upstream.shutdown()
+
+
+def test_the_gate_cuts_a_hold_exactly_at_its_server_timeout(dev: Recording, tmp_path: Path) -> None:
+    """Why the recorded `timeout server` must exceed the interceptor's wake timeout
+    (tests/test_scale_to_zero.py checks that it does): the same config with a 2 s server timeout
+    answers 504 after 2 s to a request held 6 s."""
+    cfg = _named(dev, "gate-llm-config")["data"]["haproxy.cfg"]
+    short = re.sub(r"timeout server \d+s", "timeout server 2s", cfg)
+    short = short.replace(f"bind :{haproxy.TLS_PORT} ", f"bind :{HELD_PORT} ")
+    upstream = HoldingUpstream(hold=6.0)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    held_gate, process = _start(short, upstream, _issue(dev), tmp_path)
+    try:
+        started = time.monotonic()
+        response = _send_to(held_gate, HELD_PORT, RIGHT)
+        waited = time.monotonic() - started
+        assert response.status == 504 and 1.5 < waited < 5, (response.status, waited)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        upstream.shutdown()
+
+
+HELD_PORT = 18443
+
+
+def _start(
+    config: str, upstream: HoldingUpstream, pki: Pki, folder: Path
+) -> tuple[Gate, subprocess.Popen[bytes]]:
+    (folder / "haproxy.cfg").write_text(config)
+    (folder / "gate.pem").write_bytes(pki.server_pem)
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        haproxy.UPSTREAM_ENV: f"127.0.0.1:{upstream.server_address[1]}",
+        haproxy.CERT_ENV: str(folder / "gate.pem"),
+        haproxy.KEY_ENV: KEY,
+    }
+    assert HAPROXY is not None
+    process = subprocess.Popen(
+        [HAPROXY, "-db", "-f", str(folder / "haproxy.cfg")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    _wait_for_port(HELD_PORT, process)
+    return Gate(Upstream(), pki, config, STATIC_EXTERNAL_IP), process
+
+
+def _send_to(gate: Gate, port: int, *headers: str) -> Response:
+    context = _context(gate.pki.ca_pem)
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=30) as raw,
+        context.wrap_socket(raw, server_hostname=gate.host) as tls,
+    ):
+        tls.sendall(_request("POST", "/v1/chat/completions", *headers, body=BODY))
+        data = b""
+        while chunk := tls.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers_seen = {
+        k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in header_lines)
+    }
+    return Response(int(status_line.split()[1]), headers_seen, body)

@@ -67,6 +67,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     placement.placement_problems,
     drivers.workload_problems,
     coldstart.workload_problems,
+    coldstart.class_boot_disk_problems,
     exposure.workload_problems,
     network.static_ip_problems,
     exposure.gate_problems,

@@ -338,6 +338,8 @@ class WorkloadConfig:
     """With `fallback`: its ComputeClass priorities, the workload's own choice first."""
     compute_class: str | None = None
     """With `fallback`: the name of its ComputeClass (the pods select it)."""
+    secondary_boot_disk: str | None = None
+    """With `fallback`: preloaded images for its ComputeClass's nodes (every priority)."""
     model_cache: ModelCache | None = None
     autoscale: Autoscale | None = None
     ephemeral_storage: str | None = None

@@ -41,7 +41,7 @@ SPECIFIC, ANY_BEST_EFFORT = "Specific", "AnyBestEffort"
 
 # Fallback nodes start as fast as the primary pool's. Image streaming in nodePoolConfig, as
 # Google's GPU classes set it (accelerated-platforms custom-compute-gpu-l4-24gb-s8-x1.yaml, above,
-# since 1f1c1943); a primary pool's preloaded-image disk in each priority's
+# since 1f1c1943); the workload's preloaded-image disk (secondaryBootDisk) in each priority's
 # storage.secondaryBootDisks {diskImageName, project, mode} (the vendored CRD; GKE's ComputeClass
 # reference: GKE 1.31.2-gke.1105000 or later); flex-start nodes recycled an hour before they end,
 # as the same templates do (nodeRecycling.leadTimeSeconds: 3600; a flex-start VM runs at most 7
@@ -90,12 +90,7 @@ def priority(choice: CapacityChoice, boot_disk: dict[str, str] | None = None) ->
 
 def compute_class_spec(w: WorkloadConfig, project: str) -> dict[str, Any]:
     """The ComputeClass spec: the workload's own choice first, then its fallbacks in order."""
-    pool = w.node_pool
-    disk = (
-        secondary_boot_disk(pool.secondary_boot_disk, project)
-        if pool is not None and pool.secondary_boot_disk
-        else None
-    )
+    disk = secondary_boot_disk(w.secondary_boot_disk, project) if w.secondary_boot_disk else None
     return {
         "description": f"GPUs for workload {w.name} (gke-gpu): its own choice, then fallbacks.",
         "priorities": [priority(c, disk) for c in w.capacity],

@@ -162,6 +162,42 @@ def version_problems(path: str, release_channel: str | None) -> list[Problem]:
     ]
 
 
+# ComputeClass priorities take storage.secondaryBootDisks from GKE 1.31.2-gke.1105000 (GKE's
+# ComputeClass CRD reference, checked 2026-11-23; the field is in the CRD vendored in tools/crds).
+CLASS_BOOT_DISK_MIN_VERSION = "1.31.2-gke.1105000"
+
+
+def class_boot_disk_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
+    """workloads[].secondaryBootDisk: preloaded images for the nodes of its ComputeClass."""
+    disk, path = w.secondary_boot_disk, f"workloads[{i}].secondaryBootDisk"
+    if disk is None:
+        return
+    if not w.fallback:
+        yield Problem(
+            path,
+            "applies to the nodes GKE creates from the workload's ComputeClass, and the "
+            "workload has no fallback (no ComputeClass). Put it on the node pool "
+            "(nodePools[].secondaryBootDisk), or add fallback.",
+        )
+    if not _fullmatch(DISK_IMAGE, disk):
+        yield Problem(
+            path,
+            f"{disk!r} is not a Compute Engine disk image. Use global/images/NAME (this project) "
+            "or projects/PROJECT/global/images/NAME, the image Google's gke-disk-image-builder "
+            "created (docs/cold-starts.md, 'Preloaded images').",
+        )
+    default = pins.CHANNEL_DEFAULT_VERSION.get(ctx.channel or "")
+    if default is not None and pins.gke_version(default) < pins.gke_version(
+        CLASS_BOOT_DISK_MIN_VERSION
+    ):
+        yield Problem(
+            path,
+            f"ComputeClass boot disks need GKE {CLASS_BOOT_DISK_MIN_VERSION} or later, and new "
+            f"clusters on the {ctx.channel} channel start at {default}. Use a newer "
+            "cluster.releaseChannel, or remove secondaryBootDisk.",
+        )
+
+
 # --- workloads ----------------------------------------------------------------------------------
 
 

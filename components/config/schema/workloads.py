@@ -318,6 +318,13 @@ class WorkloadSpec(Model):
 
     They become one ComputeClass (see [Getting GPUs](getting-gpus.md)); GKE only.
     """
+    secondary_boot_disk: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    """With `fallback`: a disk image of preloaded container images for the nodes GKE creates
+    from the workload's ComputeClass, in every priority (`CONTAINER_IMAGE_CACHE` mode).
+
+    `global/images/NAME` or `projects/P/global/images/NAME`, built with Google's
+    gke-disk-image-builder; GKE 1.31.2-gke.1105000 or later. See [Cold starts](cold-starts.md).
+    """
     model_cache: ModelCacheSpec | None = None
     """Model weights from a Cloud Storage bucket, mounted read-only; GKE only.
 

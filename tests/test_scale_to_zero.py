@@ -1,0 +1,345 @@
+"""A model that sleeps when idle and wakes on the first request (issue 21), on what the engine
+receives: KEDA and its HTTP add-on from the vendored manifests, the HTTPScaledObject wired to the
+workload's Deployment and Service, the gate forwarding to the interceptor with the Host the
+interceptor routes by, and the config rules around `autoscale.minReplicas: 0`.
+
+The interceptor itself (a Go binary, ghcr.io image) cannot run here: no registry but PyPI, npm
+and Debian's is reachable. tests/test_gate.py runs the gate's side of the held request in the
+real HAProxy; the interceptor's behaviour is read from its source (components/platform/keda.py
+cites the lines) and encoded below.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.config import ConfigError, load
+from components.platform import keda
+from tests.conftest import MINIMAL, STANDARD, Run, stack_config
+from tools import render
+from tools.crd_schema import crd_file, file_name
+from tools.engine import ROOT, Recording, run_program
+
+HTTP_SCALED_OBJECT = "kubernetes:http.keda.sh/v1alpha1:HTTPScaledObject"
+HPA = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+API_SERVICE = "kubernetes:apiregistration.k8s.io/v1:APIService"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+SERVICE = "kubernetes:core/v1:Service"
+
+
+@pytest.fixture(scope="module")
+def dev() -> Recording:
+    return run_program(stack_config("dev"), stack="dev")
+
+
+def _named(recording: Recording, type_: str, name: str) -> dict[str, Any]:
+    (found,) = [
+        r.inputs
+        for r in recording.of_type(type_)
+        if r.inputs.get("metadata", {}).get("name") == name
+    ]
+    return found
+
+
+def _haproxy_cfg(recording: Recording) -> str:
+    return recording.named("gate-llm-config").inputs["data"]["haproxy.cfg"]
+
+
+# --- the vendored manifests -----------------------------------------------------------------------
+
+
+def test_the_vendored_manifests_are_the_ones_the_readme_names() -> None:
+    readme = (keda.VENDOR / "README.md").read_text()
+    core = hashlib.sha256(keda.CORE.read_bytes()).hexdigest()
+    assert core in readme, (
+        "keda-2.20.2.yaml is byte for byte the release asset whose checksum the README records; "
+        "an edit to it would no longer be upstream's"
+    )
+    assert "v2.20.2" in readme and "v0.15.0" in readme
+
+
+def test_every_vendored_image_is_pinned_by_digest(dev: Recording) -> None:
+    images = [
+        c["image"]
+        for r in dev.of_type(DEPLOYMENT)
+        if "gke-gpu:index:Keda::" in r.parent
+        for c in r.inputs["spec"]["template"]["spec"]["containers"]
+    ]
+    assert len(images) == 6, images
+    for image in images:
+        assert re.fullmatch(r"ghcr\.io/kedacore/[a-z-]+:[0-9.]+@sha256:[0-9a-f]{64}", image), (
+            f"{image}: a tag can be moved; KEDA's images are pinned by digest"
+        )
+
+
+def test_every_vendored_object_is_registered_once_and_no_api_is_claimed_twice(
+    dev: Recording,
+) -> None:
+    vendored = [*keda.objects(keda.CORE), *keda.objects(keda.HTTP_ADD_ON)]
+    registered = [r for r in dev.resources if "gke-gpu:index:Keda::" in r.parent and r.custom]
+    assert len(registered) == len(vendored) == 47, (
+        "all of KEDA 2.20.2 (24 objects) and the HTTP add-on 0.15.0 (23) are applied: a missing "
+        "RBAC rule or Service shows only on the cluster"
+    )
+    names = [
+        (r.type, json.dumps(r.inputs["metadata"].get("namespace")), r.inputs["metadata"]["name"])
+        for r in dev.resources
+        if r.custom and "metadata" in r.inputs
+    ]
+    duplicates = {n for n in names if names.count(n) > 1}
+    assert not duplicates, f"two resources would fight over one object: {duplicates}"
+
+
+def test_the_crd_schemas_the_plan_validates_against_are_the_vendored_crds() -> None:
+    for path in (keda.CORE, keda.HTTP_ADD_ON):
+        for obj in keda.objects(path):
+            if obj["kind"] != "CustomResourceDefinition":
+                continue
+            target = ROOT / "tools" / "crds" / file_name(obj, "v1alpha1")
+            if not target.exists():
+                continue
+            committed = json.loads(target.read_text())
+            assert committed["schema"] == crd_file(obj, "v1alpha1", "")["schema"], (
+                f"{target.name} must be the vendored CRD's schema: the plan validates the "
+                "program's custom resources against it"
+            )
+    for kind in ("keda.sh_v1alpha1_ScaledObject", "http.keda.sh_v1alpha1_HTTPScaledObject"):
+        assert (ROOT / "tools" / "crds" / f"{kind}.json").exists()
+
+
+def test_the_plan_refuses_an_http_scaled_object_the_crd_would_refuse(dev: Recording) -> None:
+    spec = copy.deepcopy(_named(dev, HTTP_SCALED_OBJECT, "llm")["spec"])
+    obj = {"apiVersion": "http.keda.sh/v1alpha1", "kind": "HTTPScaledObject", "metadata": {}}
+    path = render.crd_schema_path(obj)
+    assert path is not None
+    assert render._crd_problems("ok", {**obj, "spec": spec}, path) == []
+    spec["scaledownPeriodSeconds"] = 900  # a plausible misspelling
+    spec["replicas"]["min"] = "0"
+    problems = render._crd_problems("bad", {**obj, "spec": spec}, path)
+    assert any("scaledownPeriodSeconds" in p for p in problems), problems
+    assert any("replicas.min" in p for p in problems), problems
+
+
+def test_the_interceptor_runs_twice_and_every_keda_pod_is_restricted(dev: Recording) -> None:
+    scaled = _named(
+        dev, "kubernetes:keda.sh/v1alpha1:ScaledObject", "keda-add-ons-http-interceptor"
+    )
+    assert scaled["spec"]["minReplicaCount"] == 2, (
+        "the interceptor is in every sleeping model's request path: one pod would make a node "
+        "drain an outage"
+    )
+    namespace = _named(dev, "kubernetes:core/v1:Namespace", "keda")
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+# --- the scaler, wired to the workload ----------------------------------------------------------
+
+
+def test_dev_sleeps_through_an_http_scaled_object_on_its_own_deployment_and_service(
+    dev: Recording,
+) -> None:
+    spec = _named(dev, HTTP_SCALED_OBJECT, "llm")["spec"]
+    deployment = dev.served(DEPLOYMENT).inputs
+    model_service = _named(dev, SERVICE, "llm-model")
+    target = spec["scaleTargetRef"]
+    assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
+    assert target["service"] == model_service["metadata"]["name"]
+    assert target["port"] == model_service["spec"]["ports"][0]["port"] == 8000
+    assert spec["replicas"] == {"min": 0, "max": 1}, "dev goes to zero replicas and at most one"
+    assert spec["scaledownPeriod"] == 900, "15 idle minutes, the documented default"
+    assert spec["timeouts"]["conditionWait"] == "1800s", (
+        "a request that finds no replica is held up to wakeTimeoutSeconds (the add-on's own "
+        "default since 0.14 is no limit at all)"
+    )
+    assert "replicas" not in deployment["spec"], (
+        "KEDA owns the replica count; a value here would be reset on every `pulumi up`"
+    )
+    assert not dev.of_type(HPA), "KEDA's HPA replaces the program's own"
+    assert [r.inputs["metadata"]["name"] for r in dev.of_type(API_SERVICE)] == [
+        "v1beta1.external.metrics.k8s.io"
+    ], "only KEDA serves external metrics in dev (no Stackdriver adapter without an HPA)"
+
+
+def test_the_scaler_waits_for_the_add_on_it_needs(dev: Recording) -> None:
+    scaled = next(r for r in dev.of_type(HTTP_SCALED_OBJECT))
+    crd = next(
+        r
+        for r in dev.resources
+        if r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+        and r.inputs["metadata"]["name"] == "httpscaledobjects.http.keda.sh"
+    )
+    interceptor = next(
+        r
+        for r in dev.of_type(DEPLOYMENT)
+        if r.inputs["metadata"]["name"] == "keda-add-ons-http-interceptor"
+    )
+    assert crd.urn in scaled.dependencies and interceptor.urn in scaled.dependencies, (
+        "created before its CRD, the HTTPScaledObject fails `pulumi up` on a new cluster"
+    )
+
+
+def test_the_gate_forwards_to_the_interceptor_with_the_host_it_routes_by(dev: Recording) -> None:
+    spec = _named(dev, HTTP_SCALED_OBJECT, "llm")["spec"]
+    cfg = _haproxy_cfg(dev)
+    (host,) = re.findall(r'http-request set-header Host "([^"]+)"', cfg)
+    assert spec["hosts"] == [host], (
+        "the interceptor routes by Host (port stripped) and answers 404 to any other: the gate "
+        "must send exactly a host of the HTTPScaledObject"
+    )
+    gate = dev.named("gate-llm-deployment").inputs
+    env = {
+        e["name"]: e.get("value") for e in gate["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    proxy = _named(dev, SERVICE, "keda-add-ons-http-interceptor-proxy")
+    assert env["GATE_UPSTREAM"] == (
+        f"{proxy['metadata']['name']}.{proxy['metadata']['namespace']}.svc.cluster.local:"
+        f"{proxy['spec']['ports'][0]['port']}"
+    ), "the gate's upstream is the interceptor's proxy Service, as the vendored manifest names it"
+
+
+def _seconds(duration: str) -> int:
+    assert duration.endswith("s"), duration
+    return int(duration[:-1])
+
+
+def test_the_gate_outwaits_every_silence_of_the_interceptor(dev: Recording) -> None:
+    spec = _named(dev, HTTP_SCALED_OBJECT, "llm")["spec"]
+    (server,) = re.findall(r"timeout server (\d+)s", _haproxy_cfg(dev))
+    assert int(server) > _seconds(spec["timeouts"]["conditionWait"]), (
+        "while the interceptor holds a request the gate hears nothing: a shorter `timeout "
+        "server` would answer 504 itself before the model is up"
+    )
+    assert int(server) > _seconds(spec["timeouts"]["responseHeader"]) >= 600, (
+        "a non-streamed completion sends headers only when done: the interceptor must wait as "
+        "long as the gate lets a model be silent (its own default is 300 s)"
+    )
+
+
+def test_a_stack_with_an_hpa_and_a_sleeping_model_leaves_external_metrics_to_keda(
+    run: Run,
+) -> None:
+    config = copy.deepcopy(STANDARD)
+    config["gke-gpu:nodePools"][0]["maxNodes"] = 4
+    sleeper = {**config["gke-gpu:workloads"][0], "autoscale": {"minReplicas": 0, "maxReplicas": 1}}
+    busy = {
+        **config["gke-gpu:workloads"][0],
+        "name": "busy",
+        "autoscale": {"minReplicas": 1, "maxReplicas": 2},
+    }
+    config["gke-gpu:workloads"] = [sleeper, busy]
+    recording = run(config)
+    services = sorted(r.inputs["metadata"]["name"] for r in recording.of_type(API_SERVICE))
+    assert services == [
+        "v1beta1.custom.metrics.k8s.io",
+        "v1beta1.external.metrics.k8s.io",
+        "v1beta2.custom.metrics.k8s.io",
+    ], "one server per API: KEDA holds external.metrics (kedacore/keda#470), the adapter custom"
+    (external,) = [
+        r for r in recording.of_type(API_SERVICE) if "external" in r.inputs["metadata"]["name"]
+    ]
+    assert external.inputs["spec"]["service"]["name"] == "keda-metrics-apiserver"
+    assert len(recording.of_type(HPA)) == 1 and len(recording.of_type(HTTP_SCALED_OBJECT)) == 1
+
+
+def test_an_existing_cluster_can_sleep_a_model(run: Run) -> None:
+    config = {
+        "gke-gpu:cluster": {"mode": "existing", "context": "kind"},
+        "gke-gpu:workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.29.0",
+                "gpu": {"count": 1},
+                "args": ["Qwen/Qwen2.5-0.5B-Instruct"],
+                "autoscale": {"minReplicas": 0, "maxReplicas": 2},
+                "expose": {"port": 8443, "type": "ClusterIP"},
+            }
+        ],
+    }
+    recording = run(config)
+    assert len(recording.of_type(HTTP_SCALED_OBJECT)) == 1, (
+        "KEDA's HTTP add-on needs no Managed Prometheus: minReplicas 0 works on any cluster"
+    )
+
+
+# --- config -------------------------------------------------------------------------------------
+
+
+def _problems(workload: dict[str, Any], cluster: dict[str, Any] | None = None) -> list[str]:
+    raw = {
+        "cluster": cluster or {"mode": "autopilot"},
+        "workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.29.0",
+                "args": ["Qwen/Qwen2.5-0.5B-Instruct"],
+                "gpu": {"type": "nvidia-l4", "count": 1},
+                **workload,
+            }
+        ],
+    }
+    try:
+        load(raw, project=MINIMAL["gcp:project"], region="us-central1", stack="t")
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
+EXPOSED = {"expose": {"port": 443}}
+
+
+@pytest.mark.parametrize(
+    ("workload", "path", "words"),
+    [
+        (
+            {"autoscale": {"minReplicas": 0, "maxReplicas": 1}},
+            "workloads[0].autoscale.minReplicas:",
+            "needs expose",
+        ),
+        (
+            {**EXPOSED, "autoscale": {"minReplicas": 0, "maxReplicas": 1, "metric": "x:y"}},
+            "workloads[0].autoscale.metric:",
+            "requests in flight",
+        ),
+        (
+            {**EXPOSED, "autoscale": {"minReplicas": 1, "maxReplicas": 2, "idleSeconds": 600}},
+            "workloads[0].autoscale.idleSeconds:",
+            "minReplicas: 0",
+        ),
+        (
+            {
+                **EXPOSED,
+                "autoscale": {"minReplicas": 0, "maxReplicas": 2, "wakeTimeoutSeconds": 30},
+            },
+            "workloads[0].autoscale.wakeTimeoutSeconds:",
+            "60",
+        ),
+        (
+            {**EXPOSED, "replicas": 1, "autoscale": {"minReplicas": 0, "maxReplicas": 2}},
+            "workloads[0].replicas:",
+            "Remove replicas",
+        ),
+    ],
+)
+def test_a_sleeping_model_that_could_not_wake_is_refused_before_anything_is_created(
+    workload: dict[str, Any], path: str, words: str
+) -> None:
+    problems = _problems(workload)
+    assert any(p.startswith(path) and words in p for p in problems), problems
+
+
+def test_the_plan_prints_the_idle_period_the_wait_and_the_idle_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert render.main(["dev", "--out", str(tmp_path)]) == render.EXIT_OK
+    out = capsys.readouterr().out
+    assert "replicas 0-1: sleeps after 900s without a request" in out, out
+    assert "held by KEDA's interceptor behind the gate (key and TLS unchanged) up to 1800s" in out
+    assert "startup probe allows up to 1800s" in out
+    assert re.search(r"KEDA and its HTTP add-on \(7 pods.*idle \$0\.03/h", out), out

@@ -76,6 +76,7 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
+        ("networking.k8s.io/v1", "NetworkPolicy"),
         ("policy/v1", "PodDisruptionBudget"),
         ("v1", "ConfigMap"),
         ("v1", "Namespace"),
@@ -88,8 +89,9 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         "the model server with its API key Secret and its egress to the model hub, its gate "
         "(config, certificate, Deployment, budget, egress to KEDA's interceptor only), the "
         "model's in-cluster Service with the NetworkPolicy that admits only the interceptor, "
-        "the HTTPScaledObject that scales it from zero, and the public Service with the "
-        "NetworkPolicy that admits the gate's TLS port"
+        "the HTTPScaledObject that scales it from zero, the NetworkPolicy that admits only "
+        "gates to KEDA's interceptor, and the public Service with the NetworkPolicy that "
+        "admits the gate's TLS port"
     )
     service = next(
         d for d in documents if d["kind"] == "Service" and d["spec"]["type"] == "LoadBalancer"

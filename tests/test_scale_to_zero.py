@@ -83,7 +83,13 @@ def test_every_vendored_object_is_registered_once_and_no_api_is_claimed_twice(
     dev: Recording,
 ) -> None:
     vendored = [*keda.objects(keda.CORE), *keda.objects(keda.HTTP_ADD_ON)]
-    registered = [r for r in dev.resources if "gke-gpu:index:Keda::" in r.parent and r.custom]
+    registered = [
+        r
+        for r in dev.resources
+        if "gke-gpu:index:Keda::" in r.parent
+        and r.custom
+        and r.inputs["metadata"]["name"] != "interceptor-from-gates"  # the program's own
+    ]
     assert len(registered) == len(vendored) == 47, (
         "all of KEDA 2.20.2 (24 objects) and the HTTP add-on 0.15.0 (23) are applied: a missing "
         "RBAC rule or Service shows only on the cluster"
@@ -202,6 +208,30 @@ def test_the_gate_forwards_to_the_interceptor_with_the_host_it_routes_by(dev: Re
         f"{proxy['metadata']['name']}.{proxy['metadata']['namespace']}.svc.cluster.local:"
         f"{proxy['spec']['ports'][0]['port']}"
     ), "the gate's upstream is the interceptor's proxy Service, as the vendored manifest names it"
+
+
+def test_only_gates_reach_the_interceptor_which_routes_by_host_alone(dev: Recording) -> None:
+    policy = _named(dev, "kubernetes:networking.k8s.io/v1:NetworkPolicy", "interceptor-from-gates")
+    assert policy["metadata"]["namespace"] == "keda"
+    spec = policy["spec"]
+    interceptor = _named(dev, DEPLOYMENT, "keda-add-ons-http-interceptor")
+    pod_labels = interceptor["spec"]["template"]["metadata"]["labels"]
+    assert spec["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    proxy_rule, admin_rule = spec["ingress"]
+    assert proxy_rule["ports"] == [{"protocol": "TCP", "port": 8080}]
+    (peer,) = proxy_rule["from"]
+    gate_pods = dev.named("gate-llm-deployment").inputs["spec"]["template"]["metadata"]["labels"]
+    assert peer["podSelector"]["matchLabels"].items() <= gate_pods.items(), (
+        "the proxy port admits the gates' pods"
+    )
+    assert peer["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "gke-gpu"}, (
+        "and only in the stack's namespace: a pod elsewhere could send a sleeping model's Host "
+        "and reach it without the gate's key (vLLM skips the key on /invocations)"
+    )
+    assert admin_rule == {
+        "from": [{"podSelector": {}}],
+        "ports": [{"protocol": "TCP", "port": 9090}],
+    }, "the admin port (pending counts) is for the add-on's own scaler, in the keda namespace"
 
 
 def _seconds(duration: str) -> int:

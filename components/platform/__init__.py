@@ -76,7 +76,11 @@ def build(config: StackConfig) -> Platform:
         opts=k8s_opts,
     )
     sleeping = [w for w in config.workloads if w.autoscale and w.autoscale.to_zero]
-    keda = Keda("keda", KedaArgs(after=[cluster]), opts=k8s_opts) if sleeping else None
+    keda = (
+        Keda("keda", KedaArgs(after=[cluster], gate_namespace=config.namespace), opts=k8s_opts)
+        if sleeping
+        else None
+    )
     autoscaled = any(w.autoscale and not w.autoscale.to_zero for w in config.workloads)
     adapter = (
         CustomMetricsAdapter(

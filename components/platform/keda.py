@@ -47,6 +47,8 @@ from components.facts.labels import (
     APP_COMPONENT_LABEL,
     APP_INSTANCE_LABEL,
     APP_NAME_LABEL,
+    GATE_NAME_LABEL,
+    NAMESPACE_NAME_LABEL,
     PART_OF_LABEL,
     POD_SECURITY_AUDIT_LABEL,
     POD_SECURITY_ENFORCE_LABEL,
@@ -185,10 +187,44 @@ def register(obj: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Custom
     return getattr(module, obj["kind"])(resource_name(obj), opts=opts, **fields)
 
 
+INTERCEPTOR_ADMIN_PORT = 9090  # the add-on's scaler reads pending counts here
+
+
+def interceptor_ingress(gate_namespace: str) -> dict[str, Any]:
+    """Who may reach the interceptor. Its proxy routes by Host alone: any pod that reaches it
+    could name a sleeping model's Host and reach the model without passing its gate (and the
+    gate's key check, which vLLM itself skips on /invocations). So the proxy port admits only the
+    gates' pods, and the admin port only the add-on's own pods (its scaler). Kubelet's probes
+    pass (node traffic is always allowed, kubernetes.io "Network Policies")."""
+    return {
+        "podSelector": {"matchLabels": dict(INTERCEPTOR_LABELS)},
+        "policyTypes": ["Ingress"],
+        "ingress": [
+            {
+                "from": [
+                    {
+                        "namespaceSelector": {
+                            "matchLabels": {NAMESPACE_NAME_LABEL: gate_namespace}
+                        },
+                        "podSelector": {"matchLabels": {APP_NAME_LABEL: GATE_NAME_LABEL}},
+                    }
+                ],
+                "ports": [{"protocol": "TCP", "port": INTERCEPTOR_PORT}],
+            },
+            {
+                "from": [{"podSelector": {}}],
+                "ports": [{"protocol": "TCP", "port": INTERCEPTOR_ADMIN_PORT}],
+            },
+        ],
+    }
+
+
 @dataclass(frozen=True)
 class KedaArgs:
     after: list[pulumi.Resource]
     """What must exist first (the cluster and its nodes' grants)."""
+    gate_namespace: str
+    """Where the gates run: the only pods the interceptor's proxy admits."""
 
 
 class Keda(pulumi.ComponentResource):
@@ -202,6 +238,12 @@ class Keda(pulumi.ComponentResource):
         super().__init__("gke-gpu:index:Keda", name, None, opts)
         core = self._install(objects(CORE), list(args.after))
         self.ready = self._install(objects(HTTP_ADD_ON), core)
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-interceptor-ingress",
+            metadata={"name": "interceptor-from-gates", "namespace": NAMESPACE},
+            spec=interceptor_ingress(args.gate_namespace),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=core),
+        )
         self.register_outputs({})
 
     def _install(

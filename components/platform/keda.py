@@ -54,6 +54,7 @@ from components.facts.labels import (
     POD_SECURITY_ENFORCE_LABEL,
     POD_SECURITY_WARN_LABEL,
 )
+from components.manifest import manifest
 
 VENDOR = Path(__file__).parent / "vendor" / "keda"
 CORE = VENDOR / "keda-2.20.2.yaml"
@@ -240,8 +241,8 @@ class Keda(pulumi.ComponentResource):
         self.ready = self._install(objects(HTTP_ADD_ON), core)
         k8s.networking.v1.NetworkPolicy(
             f"{name}-interceptor-ingress",
-            metadata={"name": "interceptor-from-gates", "namespace": NAMESPACE},
-            spec=interceptor_ingress(args.gate_namespace),
+            metadata=manifest({"name": "interceptor-from-gates", "namespace": NAMESPACE}),
+            spec=manifest(interceptor_ingress(args.gate_namespace)),
             opts=pulumi.ResourceOptions(parent=self, depends_on=core),
         )
         self.register_outputs({})

@@ -153,10 +153,17 @@ def test_workload_runs_in_a_restricted_sandbox(dev: Recording) -> None:
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
 
 
-def test_workload_waits_long_enough_for_a_gpu_node_from_zero(dev: Recording) -> None:
-    deployment = dev.served(DEPLOYMENT)
+def test_workload_waits_long_enough_for_a_gpu_node_from_zero(
+    dev: Recording, prod: Recording
+) -> None:
+    deployment = prod.served(DEPLOYMENT)
     assert deployment.custom_timeouts["create"] == "40m", (
         "scale-up from zero plus a multi-GB image pull exceeds the 10 minute default"
+    )
+    sleeping = dev.served(DEPLOYMENT)
+    assert sleeping.inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}, (
+        "dev's model sleeps: KEDA scales the new Deployment to zero at once, so `pulumi up` "
+        "must not wait for (or fail without) a GPU no request asked for"
     )
     startup = _pod(dev)["containers"][0]["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] >= 1800, (

@@ -43,7 +43,11 @@ def test_plan_lists_every_resource_with_what_a_reviewer_needs(dev_plan: tuple[in
         "type", "name", "urn", "parent", "provider", "dependencies", "protect",
         "ignoreChanges", "customTimeouts", "inputs",
     }  # fmt: skip
-    assert deployment["customTimeouts"]["create"] == "40m"
+    gate = next(r for r in plan["resources"] if r["name"] == "gate-llm-deployment")
+    assert set(gate["customTimeouts"]) <= {"create", "update", "delete"}
+    assert deployment["inputs"]["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}, (
+        "dev's model sleeps: `up` does not wait for the replica KEDA removes at once"
+    )
     assert deployment["parent"].endswith("GpuWorkload::workload-llm")
 
 
@@ -78,6 +82,7 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("policy/v1", "PodDisruptionBudget"),
+        ("policy/v1", "PodDisruptionBudget"),
         ("v1", "ConfigMap"),
         ("v1", "Namespace"),
         ("v1", "Secret"),
@@ -90,8 +95,8 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         "(config, certificate, Deployment, budget, egress to KEDA's interceptor only), the "
         "model's in-cluster Service with the NetworkPolicy that admits only the interceptor, "
         "the HTTPScaledObject that scales it from zero, the NetworkPolicy that admits only "
-        "gates to KEDA's interceptor, and the public Service with the NetworkPolicy that "
-        "admits the gate's TLS port"
+        "gates to KEDA's interceptor and the interceptors' disruption budget, and the public "
+        "Service with the NetworkPolicy that admits the gate's TLS port"
     )
     service = next(
         d for d in documents if d["kind"] == "Service" and d["spec"]["type"] == "LoadBalancer"

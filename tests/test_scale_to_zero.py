@@ -88,7 +88,8 @@ def test_every_vendored_object_is_registered_once_and_no_api_is_claimed_twice(
         for r in dev.resources
         if "gke-gpu:index:Keda::" in r.parent
         and r.custom
-        and r.inputs["metadata"]["name"] != "interceptor-from-gates"  # the program's own
+        # the program's own: the interceptor's NetworkPolicy and disruption budget
+        and r.type.split(":")[1] not in ("networking.k8s.io/v1", "policy/v1")
     ]
     assert len(registered) == len(vendored) == 47, (
         "all of KEDA 2.20.2 (24 objects) and the HTTP add-on 0.15.0 (23) are applied: a missing "
@@ -242,9 +243,11 @@ def _seconds(duration: str) -> int:
 def test_the_gate_outwaits_every_silence_of_the_interceptor(dev: Recording) -> None:
     spec = _named(dev, HTTP_SCALED_OBJECT, "llm")["spec"]
     (server,) = re.findall(r"timeout server (\d+)s", _haproxy_cfg(dev))
-    assert int(server) > _seconds(spec["timeouts"]["conditionWait"]), (
-        "while the interceptor holds a request the gate hears nothing: a shorter `timeout "
-        "server` would answer 504 itself before the model is up"
+    held, headers = (_seconds(spec["timeouts"][k]) for k in ("conditionWait", "responseHeader"))
+    assert int(server) > held + headers, (
+        "the interceptor first holds the request, then waits for the woken replica's headers, "
+        "both in silence: a `timeout server` shorter than the sum answers 504 itself to a "
+        "replica that woke late and then generated long"
     )
     assert int(server) > _seconds(spec["timeouts"]["responseHeader"]) >= 600, (
         "a non-streamed completion sends headers only when done: the interceptor must wait as "
@@ -373,3 +376,114 @@ def test_the_plan_prints_the_idle_period_the_wait_and_the_idle_cost(
     assert "held by KEDA's interceptor behind the gate (key and TLS unchanged) up to 1800s" in out
     assert "startup probe allows up to 1800s" in out
     assert re.search(r"KEDA and its HTTP add-on \(7 pods.*idle \$0\.03/h", out), out
+
+
+# --- what `pulumi destroy` and later `pulumi up`s need ------------------------------------------
+
+
+def test_destroy_keeps_the_operators_authorised_until_their_finalizers_ran(dev: Recording) -> None:
+    keda_children = [r for r in dev.resources if "gke-gpu:index:Keda::" in r.parent]
+    access = [
+        r
+        for r in keda_children
+        if r.type.split(":")[-1]
+        in ("ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
+    ]
+    deployments = [r for r in keda_children if r.type == DEPLOYMENT]
+
+    def add_on(r: Any) -> bool:
+        return r.inputs["metadata"]["name"].startswith("keda-add-ons-http")
+
+    for deployment in deployments:
+        for needed in (a for a in access if add_on(a) == add_on(deployment)):
+            assert needed.urn in deployment.dependencies, (
+                f"{deployment.name} must be deleted before {needed.name}: an operator that has "
+                "lost its account or its RBAC cannot remove the finalizers of the scalers, and "
+                "`pulumi destroy` hangs on them"
+            )
+    scaled = next(r for r in keda_children if r.type.endswith(":ScaledObject"))
+    assert {d.urn for d in deployments} <= set(scaled.dependencies), (
+        "the interceptor's ScaledObject goes before KEDA's operator, which holds its finalizer"
+    )
+    http = next(iter(dev.of_type(HTTP_SCALED_OBJECT)))
+    operator = next(d for d in deployments if d.inputs["metadata"]["name"] == "keda-operator")
+    by_urn = {r.urn: r for r in dev.resources}
+    closure, todo = set(), list(http.dependencies)
+    while todo:
+        urn = todo.pop()
+        if urn not in closure:
+            closure.add(urn)
+            todo += by_urn[urn].dependencies if urn in by_urn else []
+    assert operator.urn in closure, (
+        "the workload's HTTPScaledObject goes before KEDA's operator, which holds the finalizer "
+        "of the ScaledObject the add-on made for it"
+    )
+
+
+def test_the_interceptors_survive_a_node_drain_and_leave_their_count_to_the_hpa(
+    dev: Recording,
+) -> None:
+    interceptor = _named(dev, DEPLOYMENT, "keda-add-ons-http-interceptor")
+    assert "replicas" not in interceptor["spec"], (
+        "the interceptor's ScaledObject owns its count; a replicas field would conflict on the "
+        "next update (server-side apply)"
+    )
+    spread = interceptor["spec"]["template"]["spec"]["topologySpreadConstraints"]
+    assert spread[0]["topologyKey"] == "kubernetes.io/hostname"
+    budget = _named(
+        dev, "kubernetes:policy/v1:PodDisruptionBudget", "keda-add-ons-http-interceptor"
+    )
+    assert budget["spec"]["minAvailable"] == 1
+
+
+def _external(recording: Recording) -> list[Any]:
+    return [
+        r
+        for r in recording.of_type(API_SERVICE)
+        if r.inputs["metadata"]["name"] == "v1beta1.external.metrics.k8s.io"
+    ]
+
+
+def _with_workloads(autoscales: list[dict[str, Any]]) -> dict[str, Any]:
+    config = copy.deepcopy(STANDARD)
+    config["gke-gpu:nodePools"][0]["maxNodes"] = 4
+    base = config["gke-gpu:workloads"][0]
+    config["gke-gpu:workloads"] = [
+        {**base, "name": f"w{i}", "autoscale": scale} for i, scale in enumerate(autoscales)
+    ]
+    return config
+
+
+SLEEPS = {"minReplicas": 0, "maxReplicas": 1}
+HPA_SCALED = {"minReplicas": 1, "maxReplicas": 2}
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ([HPA_SCALED], [HPA_SCALED, SLEEPS]),
+        ([HPA_SCALED, SLEEPS], [SLEEPS]),
+        ([SLEEPS], [HPA_SCALED, SLEEPS]),
+        ([HPA_SCALED, SLEEPS], [HPA_SCALED]),
+    ],
+    ids=["first-sleeper", "last-hpa-goes", "first-hpa", "last-sleeper-goes"],
+)
+def test_the_external_metrics_registration_is_one_object_whoever_holds_it(
+    run: Run, before: list[dict[str, Any]], after: list[dict[str, Any]]
+) -> None:
+    """Pulumi creates before it deletes: two resources for the one cluster-wide APIService would
+    fail `pulumi up` with AlreadyExists when KEDA comes or goes next to an HPA."""
+    from tests import golden
+
+    old, new = run(_with_workloads(before)), run(_with_workloads(after))
+    (was,) = _external(old)
+    (now,) = _external(new)
+    result = golden.upgrade({was.urn: golden.physical_name(was)}, new.resources)
+    assert not result.deleted and not result.renamed, (
+        f"the APIService would be created anew ({now.urn}) while {was.urn} still holds it"
+    )
+    keda_here = SLEEPS in after
+    service = now.inputs["spec"]["service"]["name"]
+    assert service == (
+        "keda-metrics-apiserver" if keda_here else "custom-metrics-stackdriver-adapter"
+    )

@@ -266,6 +266,19 @@ def sleep_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         "(autoscale.wakeTimeoutSeconds), then 504",
         f"            expected wake: {node}, then the pod starts (startup probe allows up to "
         f"{w.probe.startup_seconds}s); the cold start below says what is slow",
+        *_private_metrics_line(config, w),
+    ]
+
+
+def _private_metrics_line(config: StackConfig, w: WorkloadConfig) -> list[str]:
+    """Beyond one replica KEDA's HPA reads its metrics server through the control plane, which
+    on private nodes may need a firewall rule to port 6443 (KEDA's docs; docs/scaling.md)."""
+    cluster = config.cluster
+    if not isinstance(cluster, ClusterConfig) or not cluster.private_nodes or w.max_replicas < 2:
+        return []
+    return [
+        "            private nodes: scaling beyond one replica needs the control plane to reach "
+        "KEDA's metrics server (port 6443); not confirmed on GKE, see docs/scaling.md"
     ]
 
 

@@ -76,21 +76,32 @@ def build(config: StackConfig) -> Platform:
         opts=k8s_opts,
     )
     sleeping = [w for w in config.workloads if w.autoscale and w.autoscale.to_zero]
+    autoscaled = any(w.autoscale and not w.autoscale.to_zero for w in config.workloads)
+    with_adapter = autoscaled and isinstance(cluster, GkeCluster)
     keda = (
-        Keda("keda", KedaArgs(after=[cluster], gate_namespace=config.namespace), opts=k8s_opts)
+        Keda(
+            "keda",
+            KedaArgs(
+                after=[cluster],
+                gate_namespace=config.namespace,
+                adapter_registers_external=with_adapter,
+            ),
+            opts=k8s_opts,
+        )
         if sleeping
         else None
     )
-    autoscaled = any(w.autoscale and not w.autoscale.to_zero for w in config.workloads)
     adapter = (
         CustomMetricsAdapter(
             "metrics-adapter",
             CustomMetricsAdapterArgs(
-                project=config.project, after=[cluster], external=keda is None
+                project=config.project,
+                after=[cluster, *(keda.ready if keda else [])],
+                keda=keda is not None,
             ),
             opts=k8s_opts,
         )
-        if autoscaled and isinstance(cluster, GkeCluster)
+        if with_adapter
         else None
     )
     tls = any(w.expose.tls for w in config.exposed if w.expose)

@@ -48,6 +48,7 @@ from components.facts.labels import (
     APP_INSTANCE_LABEL,
     APP_NAME_LABEL,
     GATE_NAME_LABEL,
+    HOSTNAME_LABEL,
     NAMESPACE_NAME_LABEL,
     PART_OF_LABEL,
     POD_SECURITY_AUDIT_LABEL,
@@ -109,7 +110,10 @@ def interceptor_address() -> str:
 
 @cache
 def _load(path: Path) -> tuple[dict[str, Any], ...]:
-    return tuple(doc for doc in yaml.safe_load_all(path.read_text()) if doc)
+    # libyaml's safe loader where PyYAML has it: the 13,500 vendored lines take a second in
+    # the pure-Python one, on every `pulumi up`.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return tuple(doc for doc in yaml.load_all(path.read_text(), Loader=loader) if doc)
 
 
 def objects(path: Path) -> list[dict[str, Any]]:
@@ -132,6 +136,19 @@ def _adjusted(obj: dict[str, Any]) -> dict[str, Any]:
         obj["metadata"].setdefault("labels", {}).update(POD_SECURITY_LABELS)
     if obj["kind"] == "ScaledObject" and obj["metadata"]["name"] == "keda-add-ons-http-interceptor":
         obj["spec"]["minReplicaCount"] = INTERCEPTOR_MIN_REPLICAS
+    if obj["kind"] == "Deployment" and obj["metadata"]["name"] == "keda-add-ons-http-interceptor":
+        # Its ScaledObject's HPA owns the count: a replicas field here would conflict with it
+        # on the next update (server-side apply, pulumi/pulumi-kubernetes#2491). Spread over
+        # nodes, so one node going away leaves an interceptor (the PodDisruptionBudget below).
+        obj["spec"].pop("replicas", None)
+        obj["spec"]["template"]["spec"]["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": HOSTNAME_LABEL,
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": dict(INTERCEPTOR_LABELS)},
+            }
+        ]
     return obj
 
 
@@ -226,6 +243,9 @@ class KedaArgs:
     """What must exist first (the cluster and its nodes' grants)."""
     gate_namespace: str
     """Where the gates run: the only pods the interceptor's proxy admits."""
+    adapter_registers_external: bool = False
+    """The Custom Metrics Stackdriver Adapter is installed too and holds the external metrics
+    APIService (pointing at KEDA's metrics server): KEDA's own is not registered."""
 
 
 class Keda(pulumi.ComponentResource):
@@ -237,6 +257,7 @@ class Keda(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KedaArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gke-gpu:index:Keda", name, None, opts)
+        self._args = args
         core = self._install(objects(CORE), list(args.after))
         self.ready = self._install(objects(HTTP_ADD_ON), core)
         k8s.networking.v1.NetworkPolicy(
@@ -245,25 +266,83 @@ class Keda(pulumi.ComponentResource):
             spec=manifest(interceptor_ingress(args.gate_namespace)),
             opts=pulumi.ResourceOptions(parent=self, depends_on=core),
         )
+        k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-interceptor-pdb",
+            metadata=manifest({"name": "keda-add-ons-http-interceptor", "namespace": NAMESPACE}),
+            spec=manifest(
+                {"minAvailable": 1, "selector": {"matchLabels": dict(INTERCEPTOR_LABELS)}}
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=core),
+        )
         self.register_outputs({})
 
     def _install(
         self, found: list[dict[str, Any]], after: list[pulumi.Resource]
     ) -> list[pulumi.Resource]:
-        """The namespace and CRDs first, then everything else; returns the CRDs and the
-        Deployments (Pulumi waits until a Deployment's pods are ready)."""
-        first_kinds = ("Namespace", "CustomResourceDefinition")
+        """In stages, each waiting for the one before: the namespace and CRDs; the RBAC, service
+        accounts, Services and registrations; the Deployments; the custom resources. `pulumi
+        destroy` runs them in reverse, so the operators still hold their permissions while they
+        remove their finalizers (the add-on's from each HTTPScaledObject, KEDA's from each
+        ScaledObject); deleted together, the finalizers stay and the delete hangs. Returns the
+        CRDs and the Deployments (Pulumi waits until a Deployment's pods are ready)."""
+        stages: list[list[pulumi.Resource]] = []
         ready: list[pulumi.Resource] = []
-        early: list[pulumi.Resource] = []
-        for stage in (True, False):
+        for stage in range(4):
+            waits = [*after, *(stages[-1] if stages else [])]
+            registered = []
             for obj in found:
-                if (obj["kind"] in first_kinds) != stage:
+                if _stage(obj) != stage or self._registered_elsewhere(obj):
                     continue
-                waits = after if stage else [*after, *early]
-                opts = pulumi.ResourceOptions(parent=self, depends_on=waits)
-                resource = register(obj, opts)
-                if stage:
-                    early.append(resource)
+                options = pulumi.ResourceOptions(
+                    parent=self, depends_on=waits, aliases=self._alias_urns(obj)
+                )
+                resource = register(obj, options)
+                registered.append(resource)
                 if obj["kind"] in ("CustomResourceDefinition", "Deployment"):
                     ready.append(resource)
+            stages.append([*(stages[-1] if stages else []), *registered])
         return ready
+
+    def _registered_elsewhere(self, obj: dict[str, Any]) -> bool:
+        """The external metrics registration, when the Custom Metrics Stackdriver Adapter holds
+        it for KEDA (components/platform/metrics_adapter.py, EXTERNAL_METRICS)."""
+        return obj["kind"] == "APIService" and self._args.adapter_registers_external
+
+    def _alias_urns(self, obj: dict[str, Any]) -> list[str] | None:
+        """The external metrics registration moves here from the adapter when the last HPA goes:
+        one object, so the alias keeps Pulumi from creating it (AlreadyExists) before deleting
+        the adapter's."""
+        if obj["kind"] != "APIService":
+            return None
+        return [urn(f"{ADAPTER_TYPE}${API_SERVICE_TYPE}", ADAPTER_EXTERNAL_NAME)]
+
+
+def urn(types: str, name: str) -> str:
+    """A resource's URN under the stack's root (pulumi's resource.NewURN)."""
+    return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{types}::{name}"
+
+
+# Where each component registers the external metrics APIService (the same object).
+API_SERVICE_TYPE = "kubernetes:apiregistration.k8s.io/v1:APIService"
+EXTERNAL_METRICS = "v1beta1.external.metrics.k8s.io"
+ADAPTER_TYPE = "gke-gpu:index:CustomMetricsAdapter"
+ADAPTER_EXTERNAL_NAME = "metrics-adapter-v1beta1-external"
+KEDA_TYPE = "gke-gpu:index:Keda"
+KEDA_EXTERNAL_NAME = f"apiservice-{EXTERNAL_METRICS}"
+
+
+def external_metrics_spec() -> dict[str, Any]:
+    """KEDA's own APIService spec for external metrics (its operator injects the caBundle)."""
+    (found,) = [o for o in objects(CORE) if o["kind"] == "APIService"]
+    return found["spec"]
+
+
+def _stage(obj: dict[str, Any]) -> int:
+    kind = obj["kind"]
+    if kind in ("Namespace", "CustomResourceDefinition"):
+        return 0
+    if kind == "Deployment":
+        return 2
+    if "." in obj["apiVersion"].split("/")[0] and not obj["apiVersion"].endswith(".k8s.io/v1"):
+        return 3  # a custom resource (the interceptor's ScaledObject)
+    return 1

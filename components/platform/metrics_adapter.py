@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 from components.facts.identity import workload_identity_principal
 from components.facts.labels import GPU_RESOURCE, TPU_TAINT
 from components.manifest import manifest
+from components.platform import keda
 
 # GKE's documented path from a Prometheus metric to an HPA: Managed Service for Prometheus writes
 # the scraped metric to Cloud Monitoring, and the Custom Metrics Stackdriver Adapter serves it
@@ -90,13 +91,16 @@ def deployment_spec() -> dict[str, Any]:
     }
 
 
-def api_services(external: bool = True) -> list[tuple[str, dict[str, Any]]]:
-    """(name, spec) of the aggregated APIs the adapter serves (external ones unless KEDA does)."""
+def api_services(external_spec: dict[str, Any] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """(name, spec) of the aggregated APIs the adapter registers. With KEDA installed the
+    external one points at KEDA's metrics server, with KEDA's own spec (external_spec)."""
     service = {"name": NAME, "namespace": NAMESPACE}
     return [
         (
             f"{version}.{group}",
-            {
+            external_spec
+            if external_spec is not None and group == "external.metrics.k8s.io"
+            else {
                 "insecureSkipTLSVerify": True,
                 "group": group,
                 "groupPriorityMinimum": 100,
@@ -110,7 +114,6 @@ def api_services(external: bool = True) -> list[tuple[str, dict[str, Any]]]:
             ("v1beta2", "custom.metrics.k8s.io", 200),
             ("v1beta1", "external.metrics.k8s.io", 100),
         )
-        if external or group != "external.metrics.k8s.io"
     ]
 
 
@@ -119,10 +122,12 @@ class CustomMetricsAdapterArgs:
     project: str
     after: Sequence[pulumi.Resource] = ()
     """The cluster, whose workload identity pool the IAM grant names."""
-    external: bool = True
-    """Serve external.metrics.k8s.io too. False when KEDA is installed: one server per cluster
-    may hold that API (kedacore/keda#470; with both, HPAs' requests reached the wrong one,
-    kedacore/keda#4378), and this program's HPAs read custom.metrics.k8s.io only."""
+    keda: bool = False
+    """KEDA is installed: one server per cluster may hold external.metrics.k8s.io
+    (kedacore/keda#470; with both, HPAs' requests reached the wrong one, kedacore/keda#4378), and
+    this program's HPAs read custom.metrics.k8s.io only, so that registration points at KEDA's
+    metrics server. It stays this component's resource, so adding or removing KEDA updates one
+    object in place (components/platform/keda.py skips its own copy)."""
 
 
 class CustomMetricsAdapter(pulumi.ComponentResource):
@@ -149,17 +154,28 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
         )
         self._adapter_rbac(name)
         server = self._server(name, namespace, account)
+        external = keda.external_metrics_spec() if args.keda else None
         self.ready = [
             k8s.apiregistration.v1.APIService(
                 f"{name}-{api_name.split('.')[0]}-{api_name.split('.')[1]}",
                 metadata=manifest({"name": api_name}),
                 spec=manifest(spec),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=server),
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=server,
+                    # From KEDA's copy, when the first HPA comes after a sleeping model.
+                    aliases=[
+                        keda.urn(
+                            f"{keda.KEDA_TYPE}${keda.API_SERVICE_TYPE}", keda.KEDA_EXTERNAL_NAME
+                        )
+                    ]
+                    if api_name == keda.EXTERNAL_METRICS
+                    else None,
+                ),
             )
-            for api_name, spec in api_services(args.external)
+            for api_name, spec in api_services(external)
         ]
-        if args.external:
-            self._external_metrics_reader(name)
+        self._external_metrics_reader(name)
         self.register_outputs({})
 
     def _monitoring_viewer(self, name: str, args: CustomMetricsAdapterArgs) -> None:

@@ -119,7 +119,7 @@ class GpuService(pulumi.ComponentResource):
                 workload=w,
                 service=model_service_name(w.name),
                 generation_seconds=GateSettings(paths=()).request_timeout_seconds,
-                after=[*platform.keda.ready, workload],
+                after=platform.keda.ready,
             ),
             opts=self._k8s,
         )

@@ -60,11 +60,11 @@ def http_scaled_object_spec(
 
 
 def gate_timeout_seconds(w: WorkloadConfig, generation_seconds: int) -> int:
-    """The gate's `timeout server`: the longest the interceptor is silent, holding a request
-    (the wake timeout) or waiting for a replica's headers, plus a margin."""
+    """The gate's `timeout server`: the longest the interceptor can be silent on one request,
+    holding it (the wake timeout) and then waiting for the replica's headers, plus a margin."""
     scale = w.autoscale
     assert scale is not None
-    return max(scale.wake_timeout_seconds, generation_seconds) + GATE_MARGIN_SECONDS
+    return scale.wake_timeout_seconds + generation_seconds + GATE_MARGIN_SECONDS
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,8 @@ class ScaleToZeroArgs:
     generation_seconds: int
     """The longest silence the gate allows a model server (haproxy.GateSettings)."""
     after: list[pulumi.Resource]
-    """KEDA's HTTP add-on (Keda.ready) and the workload's Deployment."""
+    """KEDA's HTTP add-on (Keda.ready): its CRD and operators. Not the Deployment, which `pulumi
+    up` does not wait for (components/service/workload.py awaited)."""
 
 
 class ScaleToZero(pulumi.ComponentResource):

@@ -43,8 +43,15 @@ class GpuWorkloadArgs:
 
 
 def awaited(w: WorkloadConfig) -> bool:
-    """Whether `pulumi up` waits for the object: always for long-running kinds; for a Job only
-    with waitForCompletion (otherwise `up` returns once the Job is created)."""
+    """Whether `pulumi up` waits for the object: for long-running kinds unless they sleep when
+    idle; for a Job only with waitForCompletion (otherwise `up` returns once the Job is created).
+
+    A sleeping model's Deployment is created with one replica (spec.replicas is KEDA's), which
+    KEDA scales to zero as soon as its ScaledObject exists (keda v2.20.2 pkg/scaling/executor/
+    scale_scaledobjects.go: no LastActiveTime yet); waiting for that replica would hold `up` for
+    a GPU no request asked for, and fail it without one."""
+    if w.autoscale is not None and w.autoscale.to_zero:
+        return False
     return w.kind != "Job" or w.wait_for_completion
 
 
@@ -177,7 +184,11 @@ class GpuWorkload(pulumi.ComponentResource):
     ) -> k8s.apps.v1.Deployment:
         return k8s.apps.v1.Deployment(
             f"{name}-deployment",
-            metadata=manifest(metadata),
+            metadata=manifest(
+                metadata
+                if awaited(w)
+                else {**metadata, "annotations": {SKIP_AWAIT_ANNOTATION: "true"}}
+            ),
             spec=manifest(
                 {
                     **replicas(w),

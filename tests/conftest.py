@@ -51,6 +51,30 @@ STANDARD: dict[str, Any] = {
 }
 
 
+def vllm_workload_problems(**workload: Any) -> list[str]:
+    """What the config layer says of an Autopilot stack with one vLLM workload (with `workload`'s
+    keys on top): its problems, or [] when it loads."""
+    from components.config import ConfigError, load
+
+    raw = {
+        "cluster": {"mode": "autopilot"},
+        "workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.29.0",
+                "args": ["Qwen/Qwen2.5-0.5B-Instruct"],
+                "gpu": {"type": "nvidia-l4", "count": 1},
+                **workload,
+            }
+        ],
+    }
+    try:
+        load(raw, project=MINIMAL["gcp:project"], region="us-central1", stack="t")
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
 def stack_config(stack: str) -> dict[str, Any]:
     """The `config:` block of Pulumi.<stack>.yaml."""
     document = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())

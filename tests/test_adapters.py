@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import ConfigError, load
-from tests.conftest import STANDARD, Run
+from tests.conftest import STANDARD, Run, vllm_workload_problems
 from tools.engine import ROOT, Recording
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -51,26 +50,6 @@ def test_the_example_serves_two_adapters_on_one_gpu(run: Run) -> None:
     )
     mounts = deployment["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
     assert any(m["mountPath"] == "/models" for m in mounts), "the adapters' folder is mounted"
-
-
-def _problems(**workload: Any) -> list[str]:
-    raw = {
-        "cluster": {"mode": "autopilot"},
-        "workloads": [
-            {
-                "name": "llm",
-                "image": "vllm/vllm-openai:v0.29.0",
-                "args": ["Qwen/Qwen2.5-0.5B-Instruct"],
-                "gpu": {"type": "nvidia-l4", "count": 1},
-                **workload,
-            }
-        ],
-    }
-    try:
-        load(raw, project="acme-ml", region="us-central1", stack="t")
-    except ConfigError as error:
-        return error.problems
-    return []
 
 
 @pytest.mark.parametrize(
@@ -130,7 +109,7 @@ def _problems(**workload: Any) -> list[str]:
 def test_an_adapter_vllm_would_refuse_at_start_is_refused_now(
     workload: dict[str, Any], path: str, words: str
 ) -> None:
-    problems = _problems(**workload)
+    problems = vllm_workload_problems(**workload)
     assert any(p.startswith(path) and words in p for p in problems), problems
 
 

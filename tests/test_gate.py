@@ -194,6 +194,28 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
     raise AssertionError(f"haproxy did not listen on {port}")
 
 
+def _haproxy(folder: Path, upstream_port: int) -> subprocess.Popen[bytes]:
+    """The real HAProxy on folder/haproxy.cfg, checked first (`haproxy -c`), with the
+    Deployment's environment: the cluster's values swapped for the test's."""
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        haproxy.UPSTREAM_ENV: f"127.0.0.1:{upstream_port}",
+        haproxy.CERT_ENV: str(folder / "gate.pem"),
+        haproxy.KEY_ENV: KEY,
+    }
+    assert HAPROXY is not None
+    check = subprocess.run(
+        [HAPROXY, "-c", "-f", str(folder / "haproxy.cfg")], env=env, capture_output=True
+    )
+    assert check.returncode == 0, check.stderr.decode()
+    return subprocess.Popen(
+        [HAPROXY, "-db", "-f", str(folder / "haproxy.cfg")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
 @pytest.fixture(scope="module")
 def gate(dev: Recording, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gate]:
     folder = tmp_path_factory.mktemp("gate")
@@ -207,23 +229,7 @@ def gate(dev: Recording, tmp_path_factory: pytest.TempPathFactory) -> Iterator[G
     container = _named(dev, "gate-llm-deployment")["spec"]["template"]["spec"]["containers"][0]
     names = {e["name"] for e in container["env"]}
     assert names == {haproxy.UPSTREAM_ENV, haproxy.CERT_ENV, haproxy.KEY_ENV}, names
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        haproxy.UPSTREAM_ENV: f"127.0.0.1:{upstream.server_address[1]}",
-        haproxy.CERT_ENV: str(folder / "gate.pem"),
-        haproxy.KEY_ENV: KEY,
-    }
-    assert HAPROXY is not None
-    check = subprocess.run(
-        [HAPROXY, "-c", "-f", str(folder / "haproxy.cfg")], env=env, capture_output=True
-    )
-    assert check.returncode == 0, check.stderr.decode()
-    process = subprocess.Popen(
-        [HAPROXY, "-db", "-f", str(folder / "haproxy.cfg")],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    process = _haproxy(folder, upstream.server_address[1])
     try:
         _wait_for_port(haproxy.TLS_PORT, process)
         _wait_for_port(haproxy.HEALTH_PORT, process)
@@ -251,13 +257,18 @@ def _context(ca_pem: bytes) -> ssl.SSLContext:
 
 
 def _send(
-    gate: Gate, request: bytes, *, ca: bytes | None = None, host: str | None = None
+    gate: Gate,
+    request: bytes,
+    *,
+    ca: bytes | None = None,
+    host: str | None = None,
+    port: int = haproxy.TLS_PORT,
 ) -> Response:
     """One HTTP/1.1 request over TLS to the gate, verified against `ca` for `host` (the reserved
     address by default), read to the end."""
     context = _context(ca or gate.pki.ca_pem)
     with (
-        socket.create_connection(("127.0.0.1", haproxy.TLS_PORT), timeout=10) as raw,
+        socket.create_connection(("127.0.0.1", port), timeout=30) as raw,
         context.wrap_socket(raw, server_hostname=host or gate.host) as tls,
     ):
         tls.sendall(request)
@@ -545,36 +556,10 @@ def _start(
 ) -> tuple[Gate, subprocess.Popen[bytes]]:
     (folder / "haproxy.cfg").write_text(config)
     (folder / "gate.pem").write_bytes(pki.server_pem)
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        haproxy.UPSTREAM_ENV: f"127.0.0.1:{upstream.server_address[1]}",
-        haproxy.CERT_ENV: str(folder / "gate.pem"),
-        haproxy.KEY_ENV: KEY,
-    }
-    assert HAPROXY is not None
-    process = subprocess.Popen(
-        [HAPROXY, "-db", "-f", str(folder / "haproxy.cfg")],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    process = _haproxy(folder, upstream.server_address[1])
     _wait_for_port(HELD_PORT, process)
     return Gate(Upstream(), pki, config, STATIC_EXTERNAL_IP), process
 
 
 def _send_to(gate: Gate, port: int, *headers: str) -> Response:
-    context = _context(gate.pki.ca_pem)
-    with (
-        socket.create_connection(("127.0.0.1", port), timeout=30) as raw,
-        context.wrap_socket(raw, server_hostname=gate.host) as tls,
-    ):
-        tls.sendall(_request("POST", "/v1/chat/completions", *headers, body=BODY))
-        data = b""
-        while chunk := tls.recv(65536):
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    status_line, *header_lines = head.decode("latin-1").split("\r\n")
-    headers_seen = {
-        k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in header_lines)
-    }
-    return Response(int(status_line.split()[1]), headers_seen, body)
+    return _send(gate, _request("POST", "/v1/chat/completions", *headers, body=BODY), port=port)

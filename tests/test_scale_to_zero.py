@@ -20,9 +20,8 @@ from typing import Any
 
 import pytest
 
-from components.config import ConfigError, load
 from components.platform import keda
-from tests.conftest import MINIMAL, STANDARD, Run, stack_config
+from tests.conftest import STANDARD, Run, stack_config, vllm_workload_problems
 from tools import render
 from tools.crd_schema import crd_file, file_name
 from tools.engine import ROOT, Recording, run_program
@@ -304,26 +303,6 @@ def test_an_existing_cluster_can_sleep_a_model(run: Run) -> None:
 # --- config -------------------------------------------------------------------------------------
 
 
-def _problems(workload: dict[str, Any], cluster: dict[str, Any] | None = None) -> list[str]:
-    raw = {
-        "cluster": cluster or {"mode": "autopilot"},
-        "workloads": [
-            {
-                "name": "llm",
-                "image": "vllm/vllm-openai:v0.29.0",
-                "args": ["Qwen/Qwen2.5-0.5B-Instruct"],
-                "gpu": {"type": "nvidia-l4", "count": 1},
-                **workload,
-            }
-        ],
-    }
-    try:
-        load(raw, project=MINIMAL["gcp:project"], region="us-central1", stack="t")
-    except ConfigError as error:
-        return error.problems
-    return []
-
-
 EXPOSED = {"expose": {"port": 443}}
 
 
@@ -363,7 +342,7 @@ EXPOSED = {"expose": {"port": 443}}
 def test_a_sleeping_model_that_could_not_wake_is_refused_before_anything_is_created(
     workload: dict[str, Any], path: str, words: str
 ) -> None:
-    problems = _problems(workload)
+    problems = vllm_workload_problems(**workload)
     assert any(p.startswith(path) and words in p for p in problems), problems
 
 

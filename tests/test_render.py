@@ -62,7 +62,10 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
     from components.platform import keda
 
     everything = list(yaml.safe_load_all((dev_plan[1] / "manifests.yaml").read_text()))
-    vendored = [*keda.objects(keda.CORE), *keda.objects(keda.HTTP_ADD_ON)]
+    vendored = [
+        keda.scoped(o, "gke-gpu")
+        for o in [*keda.objects(keda.CORE), *keda.objects(keda.HTTP_ADD_ON)]
+    ]
     applied = [d for d in everything if d in vendored]
     assert len(applied) == len(vendored) and all(v in applied for v in vendored), (
         "dev's model sleeps when idle: KEDA and its HTTP add-on are applied, every object of "

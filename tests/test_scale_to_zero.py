@@ -466,3 +466,16 @@ def test_the_external_metrics_registration_is_one_object_whoever_holds_it(
     assert service == (
         "keda-metrics-apiserver" if keda_here else "custom-metrics-stackdriver-adapter"
     )
+
+
+def test_the_add_on_serves_only_the_stacks_namespace(dev: Recording) -> None:
+    """Watching every namespace, the interceptor would route a model's Host to whichever
+    HTTPScaledObject claims it with more header matchers (pkg/routing/tablememory.go): one made
+    elsewhere could receive the gate's requests, API key included."""
+    for name, env_name in (
+        ("keda-add-ons-http-interceptor", "KEDA_HTTP_WATCH_NAMESPACE"),
+        ("keda-add-ons-http-operator", "KEDA_HTTP_OPERATOR_WATCH_NAMESPACE"),
+    ):
+        (container,) = _named(dev, DEPLOYMENT, name)["spec"]["template"]["spec"]["containers"]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env[env_name] == "gke-gpu", f"{name} watches only the stack's namespace"

@@ -152,6 +152,29 @@ def _adjusted(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+# Environment that limits the add-on to the stack's namespace (kedacore/http-add-on v0.15.0
+# interceptor/config/serving.go line 14 and interceptor/main.go 106-110; operator/controllers/
+# http/config/config.go line 23 and operator/main.go 88-92; empty watches every namespace).
+# The interceptor routes a Host to whichever HTTPScaledObject claims it, the one with more header
+# matchers first (pkg/routing/tablememory.go): watching every namespace, whoever may create one
+# elsewhere could claim a model's Host and receive its requests, API key included.
+WATCH_NAMESPACE_ENV = {
+    "keda-add-ons-http-interceptor": "KEDA_HTTP_WATCH_NAMESPACE",
+    "keda-add-ons-http-operator": "KEDA_HTTP_OPERATOR_WATCH_NAMESPACE",
+}
+
+
+def scoped(obj: dict[str, Any], namespace: str) -> dict[str, Any]:
+    """The add-on's Deployments watching only `namespace`, the stack's."""
+    env_name = WATCH_NAMESPACE_ENV.get(obj["metadata"]["name"])
+    if obj["kind"] != "Deployment" or env_name is None:
+        return obj
+    obj = copy.deepcopy(obj)
+    (container,) = obj["spec"]["template"]["spec"]["containers"]
+    container.setdefault("env", []).append({"name": env_name, "value": namespace})
+    return obj
+
+
 def always_on_requests() -> list[tuple[str, int, str, str]]:
     """(Deployment, replicas, cpu, memory) of the pods KEDA keeps up whatever the load."""
     found = []
@@ -296,7 +319,7 @@ class Keda(pulumi.ComponentResource):
                 options = pulumi.ResourceOptions(
                     parent=self, depends_on=waits, aliases=self._alias_urns(obj)
                 )
-                resource = register(obj, options)
+                resource = register(scoped(obj, self._args.gate_namespace), options)
                 registered.append(resource)
                 if obj["kind"] in ("CustomResourceDefinition", "Deployment"):
                     ready.append(resource)

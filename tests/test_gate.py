@@ -194,12 +194,13 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
     raise AssertionError(f"haproxy did not listen on {port}")
 
 
-def _haproxy(folder: Path, upstream_port: int) -> subprocess.Popen[bytes]:
+def _haproxy(folder: Path, upstream_port: int, upstream: str = "") -> subprocess.Popen[bytes]:
     """The real HAProxy on folder/haproxy.cfg, checked first (`haproxy -c`), with the
-    Deployment's environment: the cluster's values swapped for the test's."""
+    Deployment's environment: the cluster's values swapped for the test's (the upstream is
+    127.0.0.1:<upstream_port> unless `upstream` names one)."""
     env = {
         "PATH": os.environ.get("PATH", ""),
-        haproxy.UPSTREAM_ENV: f"127.0.0.1:{upstream_port}",
+        haproxy.UPSTREAM_ENV: upstream or f"127.0.0.1:{upstream_port}",
         haproxy.CERT_ENV: str(folder / "gate.pem"),
         haproxy.KEY_ENV: KEY,
     }

@@ -16,11 +16,26 @@ _SLEEPS = (
     "ConfigMap whose data changes, and the gates roll onto the new one. Any stack that switches "
     "a workload to autoscale.minReplicas 0 replaces that workload's gate ConfigMap the same way."
 )
+_ROUTES = (
+    "issue 21: a gate in front of two or more replicas routes by prompt prefix and load to each "
+    "replica (a hash-balanced backend over the headless Service's records in haproxy.cfg); "
+    "pulumi-kubernetes replaces the ConfigMap whose data changes, and the gates roll onto it. "
+    "Any stack with an exposed workload of 2 or more replicas that does not sleep does the same "
+    "(routing: round-robin keeps the old config)."
+)
+_GATE_CONFIG = (
+    "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:ApiGate$kubernetes:core/v1:ConfigMap::"
+    "gate-llm-config",
+    "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:GpuService$gke-gpu:index:ApiGate$"
+    "kubernetes:core/v1:ConfigMap::gate-llm-config",
+)
 INTENDED_REPLACEMENTS: dict[str, str] = {
-    "urn:pulumi:dev::gke-gpu::gke-gpu:index:ApiGate$kubernetes:core/v1:ConfigMap::"
-    "gate-llm-config": _SLEEPS,
-    "urn:pulumi:dev::gke-gpu::gke-gpu:index:GpuService$gke-gpu:index:ApiGate$"
-    "kubernetes:core/v1:ConfigMap::gate-llm-config": _SLEEPS,
+    **{urn.format(stack="dev"): _SLEEPS for urn in _GATE_CONFIG},
+    **{
+        urn.format(stack=stack): _ROUTES
+        for stack in ("prod", "fast-start", "reservation")
+        for urn in _GATE_CONFIG
+    },
 }
 # The Namespace before it moved into WorkloadNamespace (c1cc197 moved it without an alias): stacks
 # deployed before then hold it at the root, and the alias keeps it (and everything in it).

@@ -10,7 +10,7 @@ from components.config.formats import resources
 from components.config.rules import coldstart
 from components.platform.certificate import split_hosts
 from components.platform.nodepool import gke_pool_name
-from components.service import gate
+from components.service import gate, haproxy
 from tools import cost as costs
 from tools import permissions
 from tools.engine import Recording
@@ -165,10 +165,8 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         lines.append(
             f"            LoRA adapters (vLLM, each its own model name in /v1/models): {names}"
         )
-    if w.max_replicas > 1 and w.kind != "Job":
-        lines.append(
-            "            routing: round-robin by the Service (no cache- or queue-aware router)"
-        )
+    if w.kind != "Job" and (w.max_replicas > 1 or w.routing == "cache-aware"):
+        lines.append(f"            routing: {routing_line(w)}")
     if w.autoscale is not None and w.autoscale.to_zero:
         lines += sleep_lines(config, w)
     elif w.autoscale is not None:
@@ -438,3 +436,16 @@ def summary(
     lines += outputs_lines(outputs)
     lines.append(f"  {len(recording.resources)} resources")
     return "\n".join(lines)
+
+
+def routing_line(w: WorkloadConfig) -> str:
+    """Which routing is in place, and why a sleeping model's is round-robin."""
+    if w.routing == "cache-aware":
+        return (
+            f"cache-aware by the gate (same prompt prefix and model -> same replica, unless it "
+            f"holds over {haproxy.BALANCE_FACTOR_PERCENT}% of the average load; up to "
+            f"{w.max_replicas} replicas found in DNS)"
+        )
+    if w.autoscale is not None and w.autoscale.to_zero:
+        return "round-robin by the Service, behind KEDA's interceptor (a sleeping model)"
+    return "round-robin by the Service"

@@ -41,6 +41,7 @@ from components.config.rules import (
     fit,
     names,
     network,
+    routing,
     vllm,
 )
 from components.config.rules import cluster as cluster_rules
@@ -183,6 +184,7 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         pod_machine=capacity[0].machine_type if capacity else _pod_machine(w, pool, requests, ctx),
         model=vllm.served_model(args, vllm_server),
         adapters=tuple((a.name, a.path) for a in w.adapters),
+        routing=routing.resolve(w),
     )
 
 

@@ -42,6 +42,7 @@ from components.config.rules import (
     pools,
     production,
     registry,
+    routing,
     workloads,
 )
 from components.config.rules import cluster as cluster_rules
@@ -77,6 +78,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     credentials.secret_env_target_problems,
     mounts.problems,
     adapters.problems,
+    routing.problems,
     workloads.existing_workload_problems,
 )
 
@@ -231,7 +233,10 @@ def _workloads(parsed: keys.Parsed, ctx: Context, problems: Problems) -> Placed:
         problems += [problem for rule in WORKLOAD_RULES for problem in rule(i, w, ctx)]
         placed.append((i, w, placement.pool_for(i, w, ctx)))
     problems += names.object_name_problems(
-        [(i, w.name, w.kind, w.expose is not None) for i, w, _ in placed]
+        [
+            (i, w.name, w.kind, w.expose is not None, routing.resolve(w) == routing.CACHE_AWARE)
+            for i, w, _ in placed
+        ]
     )
     return placed
 

@@ -362,6 +362,8 @@ class WorkloadConfig:
     """The model a vLLM server serves: its served name, else its model argument (rules/vllm.py)."""
     adapters: tuple[tuple[str, str], ...] = ()
     """LoRA adapters (name, path) vLLM serves next to the model (rules/adapters.py)."""
+    routing: Literal["cache-aware", "round-robin"] = "round-robin"
+    """cache-aware: the gate routes by prompt prefix and load to each replica (rules/routing.py)."""
 
     @property
     def max_replicas(self) -> int:

@@ -76,6 +76,13 @@ def gate_settings(w: WorkloadConfig, namespace: str) -> haproxy.GateSettings:
     settings = haproxy.GateSettings(
         paths=w.expose.paths, tls=w.expose.tls, api_key=gate_requires_key(w)
     )
+    if w.routing == "cache-aware":
+        probe = w.probe
+        return dataclasses.replace(
+            settings,
+            replicas=w.max_replicas,
+            health_path=probe.path if probe is not None and probe.port == w.port else None,
+        )
     if sleeps(w):
         return dataclasses.replace(
             settings,
@@ -101,6 +108,24 @@ def gate_selector(workload: str) -> dict[str, str]:
 def model_service_name(workload: str) -> str:
     """The ClusterIP Service the gate forwards to: the model pods' port, inside the cluster."""
     return f"{workload}-model"
+
+
+def replicas_service_name(workload: str) -> str:
+    """The headless Service whose DNS records name each ready replica: a cache-aware gate's."""
+    return f"{workload}-replicas"
+
+
+def upstream(args: ApiGateArgs, namespace: str) -> str:
+    """Where the gate forwards: KEDA's interceptor (a sleeping model), every replica (cache-aware
+    routing, found in DNS), or the model's Service."""
+    if args.via_interceptor:
+        return keda.interceptor_address()
+    service = (
+        replicas_service_name(args.workload)
+        if args.settings.replicas
+        else model_service_name(args.workload)
+    )
+    return f"{service}.{namespace}.svc.cluster.local:{args.model_port}"
 
 
 @dataclass(frozen=True)
@@ -140,15 +165,7 @@ def model_ingress(workload: str, port: int, via_interceptor: bool = False) -> li
 
 def gate_container(args: ApiGateArgs, namespace: str) -> dict[str, Any]:
     settings = args.settings
-    env: list[dict[str, Any]] = [
-        {
-            "name": haproxy.UPSTREAM_ENV,
-            "value": keda.interceptor_address()
-            if args.via_interceptor
-            else f"{model_service_name(args.workload)}.{namespace}.svc.cluster.local:"
-            f"{args.model_port}",
-        }
-    ]
+    env: list[dict[str, Any]] = [{"name": haproxy.UPSTREAM_ENV, "value": upstream(args, namespace)}]
     mounts = [{"name": "config", "mountPath": CONFIG_PATH, "readOnly": True}]
     if settings.tls:
         env.append({"name": haproxy.CERT_ENV, "value": f"{CERT_DIR}/{CERT_FILE}"})
@@ -305,6 +322,8 @@ class ApiGate(pulumi.ComponentResource):
             # minutes to load (the gate forwards once they are ready).
             opts=pulumi.ResourceOptions(parent=self),
         )
+        if args.settings.replicas:
+            self._replicas_service(name, args, model_meta)
         k8s.networking.v1.NetworkPolicy(
             f"{name}-netpol",
             metadata=manifest({**model_meta, "name": f"{args.workload}-from-gate"}),
@@ -318,6 +337,30 @@ class ApiGate(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         return model
+
+    def _replicas_service(self, name: str, args: ApiGateArgs, meta: dict[str, Any]) -> None:
+        """Headless: its DNS name resolves to each ready replica's address, which the gate
+        routes to one by one (cache-aware). Not-ready pods are left out of the records until
+        their readiness probe passes (kubernetes.io "DNS for Services and Pods")."""
+        k8s.core.v1.Service(
+            f"{name}-replicas",
+            metadata=manifest({**meta, "name": replicas_service_name(args.workload)}),
+            spec=manifest(
+                {
+                    "clusterIP": "None",
+                    "selector": args.model_selector,
+                    "ports": [
+                        {
+                            "name": "http",
+                            "port": args.model_port,
+                            "targetPort": args.model_port,
+                            "protocol": "TCP",
+                        }
+                    ],
+                }
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
 
     def _deployment(
         self,

@@ -33,6 +33,12 @@ HEALTH_PATH = "/healthz"
 UPSTREAM_ENV = "GATE_UPSTREAM"
 CERT_ENV = "GATE_CERT"
 KEY_ENV = "GATE_API_KEY"
+# Cache-aware routing: the first bytes of the body a route key holds (a system prompt of a few
+# hundred characters, or the start of a conversation), the load above the average at which a
+# replica is passed over (150: half again its share), and how long the gate waits for a body.
+ROUTE_PREFIX_BYTES = 512
+BALANCE_FACTOR_PERCENT = 150
+BODY_WAIT_SECONDS = 10
 # A path pattern of expose.paths (components/config/formats.py GATE_PATH, checked there).
 PATH_PATTERN = formats.GATE_PATH
 # Characters a request path segment may hold to match a prefix pattern's "*".
@@ -55,6 +61,12 @@ class GateSettings:
     upstream_host: str | None = None
     """The Host header the upstream routes by: KEDA's interceptor finds a sleeping model's
     HTTPScaledObject by it (components/service/scale_to_zero.py); None forwards the client's."""
+    replicas: int = 0
+    """Cache-aware routing over at most this many replicas, each found in the DNS records of the
+    upstream name (a headless Service) and health-checked; 0: the upstream is one address."""
+    health_path: str | None = None
+    """With `replicas`: the path each replica answers 200 on when it can serve (vLLM's /health);
+    None: a TCP connection is the check."""
 
     @property
     def port(self) -> int:
@@ -185,7 +197,21 @@ def _api_frontend(settings: GateSettings) -> list[str]:
         f"    acl allowed_path path -m reg {_haproxy_string(path_regex(settings.paths))}",
         "    http-request return status 404 content-type application/json "
         f"string {_haproxy_string(NOT_ALLOWED)} if !allowed_path",
+        *(_route_key() if settings.replicas else []),
         "    default_backend model",
+    ]
+
+
+def _route_key() -> list[str]:
+    """What a cache-aware gate hashes: the model (an adapter is its own model) and the start of
+    the body, which holds the prompt or the first messages, so requests that share a system
+    prompt or a conversation's history meet the replica that cached it. Only a request that
+    passed the key and the allowlist is waited for: nobody else can make the gate buffer."""
+    return [
+        f"    http-request wait-for-body time {BODY_WAIT_SECONDS}s",
+        "    http-request set-var(txn.model) req.body,json_query('$.model')",
+        f'    http-request set-var-fmt(txn.route) "%[var(txn.model)] '
+        f'%[req.body,bytes(0,{ROUTE_PREFIX_BYTES})]" if {{ req.body_len gt 0 }}',
     ]
 
 
@@ -196,15 +222,58 @@ def _backend(settings: GateSettings) -> list[str]:
         if settings.upstream_host
         else []
     )
-    return [
+    resolvers = [
         # The cluster's DNS (the pod's resolv.conf), so the Service name is resolved again at
         # run time: at start it may not resolve yet (init-addr none keeps HAProxy starting).
         "resolvers cluster",
         "    parse-resolv-conf",
         "    hold valid 30s",
+    ]
+    if settings.replicas:
+        return [
+            *resolvers,
+            # One A record per ready replica: room for all of them in one answer.
+            "    accepted_payload_size 8192",
+            "",
+            "backend model",
+            *_cache_aware_backend(settings),
+            "",
+        ]
+    return [
+        *resolvers,
         "",
         "backend model",
         *host,
         f'    server model "${{{UPSTREAM_ENV}}}" resolvers cluster init-addr last,libc,none',
         "",
+    ]
+
+
+def _cache_aware_backend(settings: GateSettings) -> list[str]:
+    """Consistent hashing with bounded loads over the ready replicas.
+
+    `balance hash` places each route key on a ring of the replicas, so a key keeps its replica
+    while replicas come and go; `hash-balance-factor` skips a replica whose requests in flight
+    exceed that percentage of the average ("Consistent Hashing with Bounded Loads", HAProxy
+    configuration manual 2.6, section 4.2 "hash-balance-factor"): a long queue on the replica
+    that holds a prefix sends the request to the next one on the ring. A request without a key
+    (GET /v1/models) falls back to round-robin. `server-template` fills one slot per DNS record
+    of the headless Service and empties it when the pod goes (section 5.3.2 "resolvers").
+    """
+    check = (
+        [
+            "    option httpchk",
+            f"    http-check send meth GET uri {settings.health_path}",
+            "    http-check expect status 200",
+        ]
+        if settings.health_path
+        else []
+    )
+    return [
+        "    balance hash var(txn.route)",
+        "    hash-type consistent",
+        f"    hash-balance-factor {BALANCE_FACTOR_PERCENT}",
+        *check,
+        "    default-server check inter 5s fall 2 rise 1 resolvers cluster init-addr none",
+        f'    server-template replica 1-{settings.replicas} "${{{UPSTREAM_ENV}}}"',
     ]

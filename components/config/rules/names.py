@@ -82,19 +82,22 @@ def taken(path: str, name: str, seen: set[str]) -> list[Problem]:
     return [Problem(f"{path}.name", f"{name!r} is used twice. Rename one.")] if clash else []
 
 
-def object_name_problems(workloads: list[tuple[int, str, str, bool]]) -> list[Problem]:
+def object_name_problems(workloads: list[tuple[int, str, str, bool, bool]]) -> list[Problem]:
     """Kubernetes objects the workloads create must not share a name within their kind: a
     workload `llm` of kind StatefulSet creates the Service `llm-headless`, an exposed one the
-    Service `llm-model` and the Deployment `llm-gate` (its gate), which another workload may be
-    called. Items are (index, name, kind, exposed)."""
+    Service `llm-model` and the Deployment `llm-gate` (its gate), one with cache-aware routing
+    the Service `llm-replicas`, which another workload may be called. Items are (index, name,
+    kind, exposed, cache-aware)."""
     owners: dict[tuple[str, str], str] = {}
     problems = []
-    for i, name, kind, exposed in workloads:
+    for i, name, kind, exposed, routed in workloads:
         objects = [(kind, name)] + ([("Service", name)] if exposed else [])
         if kind == "StatefulSet":
             objects.append(("Service", f"{name}-headless"))
         if exposed:
             objects += [("Service", f"{name}-model"), ("Deployment", f"{name}-gate")]
+        if routed:
+            objects.append(("Service", f"{name}-replicas"))
         for obj in objects:
             other = owners.get(obj)
             if other is not None and other != name:

@@ -349,6 +349,18 @@ class WorkloadSpec(Model):
 
     vLLM refuses an adapter of a higher rank at start; a higher value takes more GPU memory.
     """
+    # derived: rules/routing.py resolve.
+    routing: Literal["cache-aware", "round-robin"] | None = None
+    """How the gate spreads requests over the replicas.
+
+    `cache-aware`: the gate sends requests that share a prompt prefix and model (or adapter) to
+    the same replica, whose prefix cache holds it, unless that replica already carries 1.5 times
+    the average load; `round-robin`: the model's Service spreads them. Needs `expose`; not with
+    `autoscale.minReplicas: 0`. See [Scaling](scaling.md).
+
+    Default: `cache-aware` for an exposed Deployment or StatefulSet of 2 or more replicas
+    (`replicas` or `autoscale.maxReplicas`) that does not sleep
+    """
     api_key: bool | None = None  # derived: rules/exposure.py api_key
     """Generate an API key, pass it to the server as `VLLM_API_KEY` and export it.
 

@@ -228,6 +228,12 @@ def gate_pod_spec(args: ApiGateArgs, namespace: str, tls_secret: str | None) -> 
     }
 
 
+def _model_ports(args: ApiGateArgs) -> dict[str, Any]:
+    """What the model's Services select and serve: its pods, on the model server's port."""
+    port = {"name": "http", "port": args.model_port, "targetPort": args.model_port}
+    return {"selector": args.model_selector, "ports": [{**port, "protocol": "TCP"}]}
+
+
 class ApiGate(pulumi.ComponentResource):
     """HAProxy in front of one workload: its config, certificate Secret, Deployment and budget,
     the model's ClusterIP Service it forwards to, and the NetworkPolicy that makes it the only
@@ -304,20 +310,7 @@ class ApiGate(pulumi.ComponentResource):
         model = k8s.core.v1.Service(
             f"{name}-model",
             metadata=manifest({**model_meta, "name": model_service_name(args.workload)}),
-            spec=manifest(
-                {
-                    "type": "ClusterIP",
-                    "selector": args.model_selector,
-                    "ports": [
-                        {
-                            "name": "http",
-                            "port": args.model_port,
-                            "targetPort": args.model_port,
-                            "protocol": "TCP",
-                        }
-                    ],
-                }
-            ),
+            spec=manifest({"type": "ClusterIP", **_model_ports(args)}),
             # The Service is ready once it exists: its pods are the model's, which may take many
             # minutes to load (the gate forwards once they are ready).
             opts=pulumi.ResourceOptions(parent=self),
@@ -345,20 +338,7 @@ class ApiGate(pulumi.ComponentResource):
         k8s.core.v1.Service(
             f"{name}-replicas",
             metadata=manifest({**meta, "name": replicas_service_name(args.workload)}),
-            spec=manifest(
-                {
-                    "clusterIP": "None",
-                    "selector": args.model_selector,
-                    "ports": [
-                        {
-                            "name": "http",
-                            "port": args.model_port,
-                            "targetPort": args.model_port,
-                            "protocol": "TCP",
-                        }
-                    ],
-                }
-            ),
+            spec=manifest({"clusterIP": "None", **_model_ports(args)}),
             opts=pulumi.ResourceOptions(parent=self),
         )
 

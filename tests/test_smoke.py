@@ -9,6 +9,7 @@ import io
 import ipaddress
 import json
 import os
+import re
 import socket
 import ssl
 import subprocess
@@ -159,7 +160,9 @@ class _Handler(BaseHTTPRequestHandler):
             )
         if self.command == "POST" and self.path == "/v1/completions":
             if behaviour.completion_status != 200:
-                error = {"error": {"message": "CUDA out of memory", "code": 500}}
+                # Some servers echo the request's headers into their errors.
+                message = f"CUDA out of memory (request had Authorization: {auth})"
+                error = {"error": {"message": message, "code": 500}}
                 return self._json(behaviour.completion_status, error)
             request = json.loads(body)
             assert request["stream"] is True and request["max_tokens"] == 8, request
@@ -399,6 +402,8 @@ def test_a_failing_completion_fails_with_the_servers_message(
     line = run.line("completion")
     assert line.startswith("FAIL  completion: /v1/completions answered 500"), line
     assert "CUDA out of memory" in line, "the server's own message tells the user what broke"
+    assert "Authorization: Bearer <apiKey>" in line, "a key the server echoes is masked"
+    _no_secret(run)
 
 
 # --- a sleeping model --------------------------------------------------------------------------
@@ -486,6 +491,13 @@ def test_the_real_gate_in_front_of_a_stub_model_passes(
         process.wait(timeout=10)
     assert run.code == 0, f"the dev stack's gate passes the smoke test:\n{run.out}{run.err}"
     assert "401 on /v1/models, 401 on /metrics" in run.line("key required"), run.out
+    page = (ROOT / "docs" / "usage.md").read_text()
+    sample = re.search(r"## After `pulumi up`: the smoke test.*?```text\n(.*?)```", page, re.S)
+    assert sample is not None, "docs/usage.md shows the smoke test's output"
+    assert _shape(run.out) == _shape(sample.group(1)), (
+        "docs/usage.md's sample output is what the tool prints against the dev stack's gate "
+        "(ports and timings aside)"
+    )
     assert test_gate.KEY not in run.out + run.err, "the smoke test printed the API key"
 
 
@@ -493,3 +505,8 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def _shape(output: str) -> str:
+    """Output without what changes from run to run: the port and the timings."""
+    return re.sub(r"\d+\.\d+ s", "N s", re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", output))

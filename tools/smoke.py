@@ -101,7 +101,7 @@ def read_outputs(stack: str | None, outputs_file: str | None) -> dict[str, Any]:
     return outputs
 
 
-def target(
+def target_of(
     outputs: dict[str, Any],
     workload: str | None = None,
     model: str | None = None,
@@ -202,12 +202,13 @@ class Endpoint:
 
     def handshake(self) -> ssl.SSLSocket:
         """A verified TLS connection, nothing sent on it: raises ssl errors as they come."""
-        assert self.context is not None
+        context = self.context
+        assert context is not None
 
         def attempt() -> ssl.SSLSocket:
             raw = socket.create_connection((self.host, self.port), timeout=self.timeout)
             try:
-                return self.context.wrap_socket(raw, server_hostname=self.host)  # type: ignore[union-attr]
+                return context.wrap_socket(raw, server_hostname=self.host)
             except BaseException:
                 raw.close()
                 raise
@@ -618,7 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.wait < 0 or args.timeout <= 0:
         parser.error("--wait must be 0 or more and --timeout more than 0")
     try:
-        chosen = target(
+        chosen = target_of(
             read_outputs(args.stack, args.outputs), args.workload, args.model, args.adapter
         )
     except UsageError as error:

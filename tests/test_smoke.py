@@ -445,6 +445,32 @@ def test_outputs_without_a_url_or_with_an_unknown_workload_exit_2(tmp_path: Path
     assert run.code == 2 and "exposed workloads: llm" in run.err, run.err
 
 
+def test_by_default_it_reads_the_stacks_outputs_with_the_pulumi_cli(
+    serve: Callable[..., tuple[Stub, str]], ca: Ca, tmp_path: Path
+) -> None:
+    _, url = serve(pem=ca.server_pem())
+    (tmp_path / "outputs.json").write_text(json.dumps(_outputs(url, ca)))
+    fake = tmp_path / "pulumi"
+    # A stand-in for the CLI: records its arguments, prints the outputs.
+    fake.write_text(
+        f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {tmp_path}/argv\ncat {tmp_path}/outputs.json\n"
+    )
+    fake.chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.smoke", "dev", *FAST],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PATH": f"{tmp_path}:{os.environ.get('PATH', '')}"},
+        timeout=60,
+    )
+    assert done.returncode == 0, f"the stack's own outputs drive the checks: {done.stdout}"
+    argv = (tmp_path / "argv").read_text().split()
+    assert argv == ["stack", "output", "--json", "--show-secrets", "--stack", "dev"], (
+        f"the outputs of the named stack, secrets included (the key): {argv}"
+    )
+
+
 def test_without_the_pulumi_cli_it_says_how_to_pass_the_outputs() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "tools.smoke", "dev"],

@@ -14,7 +14,8 @@ from components.service.gpu_service import GpuService
 
 def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[str, Any]:
     """`url` (and `externalIp` for a public one) is the first load-balanced workload's address;
-    `apiKey` that workload's key, else the first key; `endpoints` and `apiKeys` every one."""
+    `apiKey` that workload's key, else the first key; `endpoints` and `apiKeys` every one;
+    `models` the names each model server answers to (what a client puts in "model")."""
     config = platform.config
     by_name = {s.workload.name: s for s in services}
     exposed = [s for s in services if s.service is not None and s.workload.expose is not None]
@@ -32,6 +33,12 @@ def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[st
         # A context of the ambient kubeconfig exports no credentials.
         outputs["kubeconfig"] = platform.cluster.kubeconfig
     outputs["endpoints"] = {s.workload.name: s.url for s in exposed}
+    # `python -m tools.smoke` expects these in /v1/models: the model, then its LoRA adapters.
+    outputs["models"] = {
+        s.workload.name: [s.workload.model, *(name for name, _ in s.workload.adapters)]
+        for s in services
+        if s.workload.model is not None
+    }
     if platform.ca is not None:
         # `curl --cacert <(pulumi stack output caCertificate) $URL/v1/models ...`: public.
         outputs["caCertificate"] = platform.ca.cert_pem

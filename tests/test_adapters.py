@@ -52,6 +52,14 @@ def test_the_example_serves_two_adapters_on_one_gpu(run: Run) -> None:
     assert any(m["mountPath"] == "/models" for m in mounts), "the adapters' folder is mounted"
 
 
+def test_the_models_output_lists_the_base_model_then_each_adapter(run: Run) -> None:
+    models = run(_example()).stack_outputs["models"]
+    assert models == {"llm": ["Qwen/Qwen2.5-1.5B-Instruct", "sql", "support"]}, (
+        "each adapter is a model name a client can ask for, and the smoke test expects it in "
+        f"/v1/models: {models}"
+    )
+
+
 @pytest.mark.parametrize(
     ("workload", "path", "words"),
     [

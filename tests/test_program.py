@@ -117,6 +117,13 @@ def test_stack_outputs_give_the_url_ip_and_endpoints(dev: Recording) -> None:
     assert outputs["clusterName"] == "gpu-dev" and outputs["clusterMode"] == "autopilot"
 
 
+def test_stack_outputs_name_the_model_each_workload_answers_to(dev: Recording) -> None:
+    assert dev.stack_outputs["models"] == {"llm": ["Qwen/Qwen2.5-0.5B-Instruct"]}, (
+        'the name clients put in "model" (and `python -m tools.smoke` expects in /v1/models)'
+    )
+    assert "models" not in dev.secret_outputs, "model names are public, not secrets"
+
+
 def test_kubeconfig_output_is_a_secret_using_the_gke_auth_plugin(dev: Recording) -> None:
     assert "kubeconfig" in dev.secret_outputs, "a kubeconfig in plain text leaks cluster access"
     user = yaml.safe_load(dev.stack_outputs["kubeconfig"])["users"][0]["user"]

@@ -12,7 +12,10 @@ NO_MINOR_UPGRADES, NO_MINOR_OR_NODE_UPGRADES. NO_UPGRADES lasting at most 30 day
 its "Maintenance windows and exclusions" page states it (cloud.google.com/kubernetes-engine/docs/
 concepts/maintenance-windows-and-exclusions); NOT confirmed from the page's text here (the stored
 copy did not include the scope table), nor the limit of the other two scopes (the minor version's
-end of support), which depends on the cluster's version and is not checked.
+end of support), which depends on the cluster's version and is not checked. A third-party article
+of 2026-06-15 (dev-ex.com, "GKE per-node-pool maintenance exclusions, 90-day no-upgrade window")
+reports that GKE now takes NO_UPGRADES exclusions of up to 90 days; if Google's page confirms
+it, raise NO_UPGRADES_MAX (one constant; the message and the docs follow it).
 """
 
 from __future__ import annotations
@@ -154,8 +157,8 @@ def exclusion_problems(spec: ClusterSpec) -> Iterator[Problem]:
         elif e.scope == "NO_UPGRADES" and end - start > NO_UPGRADES_MAX:
             yield Problem(
                 f"{path}.end",
-                f"a NO_UPGRADES exclusion lasts at most 30 days, and this one lasts "
-                f"{_hours(end - start)}; GKE refuses it. End it by "
+                f"a NO_UPGRADES exclusion lasts at most {NO_UPGRADES_MAX.days} days, and this one "
+                f"lasts {_hours(end - start)}; GKE refuses it. End it by "
                 f"{(start + NO_UPGRADES_MAX).strftime('%Y-%m-%dT%H:%M:%SZ')}, or use scope "
                 "NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES (no node is recreated), which "
                 "may last until the minor version's end of support.",

@@ -101,9 +101,12 @@ def test_a_file_that_is_not_preview_json_fails_with_a_reason(tmp_path: Path) -> 
     assert "No preview to judge" in summary.read_text()
 
 
-def test_the_report_fails_when_any_step_failed_or_was_cancelled() -> None:
-    ok = cloud_test.report([("up", "success"), ("destroy", "success"), ("edit", "skipped")])
+def test_the_report_fails_when_any_step_failed_was_cancelled_or_never_ran() -> None:
+    ok = cloud_test.report([("up", "success"), ("destroy", "success")])
     assert ok.passed
+    assert not cloud_test.report([("up", "success"), ("edit", "skipped")]).passed, (
+        "a check that never ran checked nothing"
+    )
     assert not cloud_test.report([("up", "success"), ("smoke", "failure")]).passed
     assert not cloud_test.report([("up", "cancelled")]).passed
     assert not cloud_test.report([]).passed, "a report of nothing is no pass"

@@ -170,8 +170,9 @@ def workload_only(preview: Preview, component: str = WORKLOAD_COMPONENT) -> Verd
 
 
 def report(outcomes: Sequence[tuple[str, str]]) -> Verdict:
-    """The run's steps and their outcomes (success, failure, cancelled, skipped)."""
-    passed = all(outcome in ("success", "skipped") for _, outcome in outcomes) and bool(outcomes)
+    """The run's steps and their outcomes (success, failure, cancelled, skipped): every step is
+    required, so one skipped (an earlier one failed) is no pass either."""
+    passed = bool(outcomes) and all(outcome == "success" for _, outcome in outcomes)
     lines = ["| step | outcome |", "| --- | --- |"]
     lines += [f"| {name} | {outcome or 'not run'} |" for name, outcome in outcomes]
     return Verdict("Real-cloud test", passed, lines)

@@ -230,3 +230,20 @@ def test_every_documented_module_command_exists() -> None:
     assert missing == [], (
         f"commands the docs tell users to run, with no module behind them: {missing}"
     )
+
+
+def test_the_key_rotation_command_names_the_dev_stacks_real_password_urn() -> None:
+    from tests.conftest import stack_config
+    from tools.engine import run_program
+
+    page = (ROOT / "docs" / "day-2.md").read_text()
+    (urn,) = re.findall(r"pulumi up --replace '([^']+)'", page)
+    passwords = [
+        r.urn
+        for r in run_program(stack_config("dev"), stack="dev").resources
+        if r.type == "random:index/randomPassword:RandomPassword"
+    ]
+    assert passwords == [urn], (
+        "`pulumi up --replace` with a URN the state does not hold replaces nothing: the key "
+        f"is not rotated (the dev stack's: {passwords})"
+    )

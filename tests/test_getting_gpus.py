@@ -605,3 +605,19 @@ def test_a_compute_class_machine_holds_the_pod_and_its_fuse_sidecar() -> None:
         "g2-standard-4 leaves 12.20 GiB for pods; 12Gi plus the FUSE sidecar's 256Mi does not "
         "fit, and a ComputeClass with DoNotScaleUp would leave the pod Pending forever"
     )
+
+
+def test_auto_provisioned_gpu_pools_upgrade_without_a_surge_node(
+    standard_fallback: Recording,
+) -> None:
+    defaults = standard_fallback.one(CLUSTER).inputs["clusterAutoscaling"][
+        "autoProvisioningDefaults"
+    ]
+    assert defaults["upgradeSettings"] == {
+        "strategy": "SURGE",
+        "maxSurge": 0,
+        "maxUnavailable": 1,
+    }, (
+        "the auto-provisioning limits hold the workloads at their maximum and no more: a node "
+        "upgrade that waits for a surge GPU node beyond them never finishes"
+    )

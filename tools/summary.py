@@ -49,10 +49,31 @@ def cluster_lines(config: StackConfig) -> list[str]:
             f"            node auto-provisioning for ComputeClasses, at most: {limits} "
             "(memory in GB; counts every node in the cluster)"
         )
+    lines += maintenance_lines(cluster)
     lines.append(
         "            GPU metrics: GKE's DCGM package through Managed Service for Prometheus "
         "(Cloud Monitoring, e.g. prometheus.googleapis.com/DCGM_FI_DEV_GPU_UTIL/gauge)"
     )
+    return lines
+
+
+def maintenance_lines(cluster: ClusterConfig) -> list[str]:
+    """When GKE may upgrade (and so recreate every GPU node): the window and the exclusions."""
+    maintenance = cluster.maintenance
+    if maintenance is None or maintenance.window is None:
+        return [
+            "            maintenance: no window, GKE may upgrade (recreating GPU nodes) at any time"
+        ]
+    window = maintenance.window
+    start, end = window.start[11:16], window.end[11:16]
+    lines = [
+        f"            maintenance window {start}-{end} UTC, {window.recurrence} (first "
+        f"{window.start[:10]}); GKE upgrades, and recreates GPU nodes, only then"
+    ]
+    lines += [
+        f"            maintenance exclusion {e.name}: {e.start} to {e.end}, {e.scope}"
+        for e in maintenance.exclusions
+    ]
     return lines
 
 

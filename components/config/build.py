@@ -39,6 +39,7 @@ from components.config.rules import (
     exposure,
     fallback,
     fit,
+    maintenance,
     names,
     network,
     routing,
@@ -267,4 +268,5 @@ def cluster(
         binary_authorization=(
             spec.production if spec.binary_authorization is None else spec.binary_authorization
         ),
+        maintenance=maintenance.resolve(spec),
     )

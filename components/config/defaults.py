@@ -48,3 +48,13 @@ def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:
 # of the node (checkov CKV_K8S_40); and not 65534 (nobody), the Cloud Storage FUSE sidecar's user
 # (components/service/workload.py).
 RUN_AS_USER = 10001
+
+# Production's maintenance window (cluster.maintenance.window unless the stack sets one): GKE may
+# upgrade on Saturdays and Sundays from 01:00 to 13:00 UTC, 24 hours a week, so every 32 days hold
+# at least 96 hours in 12-hour stretches (GKE wants 48 hours in stretches of 4 or more,
+# rules/maintenance.py). 2026-01-03 is a Saturday; only the time of day and the length count.
+PRODUCTION_MAINTENANCE_WINDOW = {
+    "start": "2026-01-03T01:00:00Z",
+    "end": "2026-01-03T13:00:00Z",
+    "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU",
+}

@@ -55,7 +55,12 @@ IMAGE = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::{_TAG})?(?
 ADAPTER_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
 ADAPTER_PATH = r"[^,\s=]{1,1024}"
 
+# An RFC 3339 time in UTC, to the second (`2026-01-03T01:00:00Z`): what GKE answers for maintenance
+# times (schema/cluster.py UtcTime says why no other offset).
+UTC_TIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
 HINTS: dict[str, str] = {
+    UTC_TIME: "is not a UTC time: use RFC 3339 in UTC to the second, ending in Z (e.g. "
+    "'2026-01-03T01:00:00Z').",
     ADAPTER_NAME: "is not an adapter name: use 1-100 letters, digits, '.', '_' and '-', starting "
     "with a letter or digit (e.g. 'sql-lora').",
     ADAPTER_PATH: "is not an adapter path: use a Hugging Face repo id or an absolute folder, "

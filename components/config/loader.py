@@ -35,6 +35,7 @@ from components.config.rules import (
     fallback,
     fit,
     machines,
+    maintenance,
     mounts,
     names,
     network,
@@ -162,6 +163,7 @@ def _cluster_problems(
             found += cluster_rules.existing_cluster_problems(cluster, dict(raw), given, ctx)
         else:
             found += cluster_rules.gke_cluster_problems(cluster, ctx)
+            found += maintenance.problems(cluster, ctx)
             found += machines.system_pool_problems(cluster, ctx)
         found += network.cluster_problems(cluster, ctx)
         found += production.cluster_problems(cluster, parsed.workloads, ctx)

@@ -8,7 +8,15 @@ from typing import Literal
 import pulumi
 
 from components.config.rules.registry import Repository
-from components.config.schema import DevicePluginType, DnsEndpoint, Driver, ExposeType, Kind, Mode
+from components.config.schema import (
+    DevicePluginType,
+    DnsEndpoint,
+    Driver,
+    ExclusionScope,
+    ExposeType,
+    Kind,
+    Mode,
+)
 from components.facts.allocatable import Resources
 
 NAMESPACE = "gke-gpu"
@@ -65,6 +73,33 @@ class CapacityChoice:
 
 
 @dataclass(frozen=True)
+class MaintenanceWindow:
+    """GKE's recurring maintenance window: the first one's start and end (UTC), and its RRULE."""
+
+    start: str
+    end: str
+    recurrence: str
+
+
+@dataclass(frozen=True)
+class MaintenanceExclusion:
+    """A period in which GKE holds back the upgrades of `scope`."""
+
+    name: str
+    start: str
+    end: str
+    scope: ExclusionScope
+
+
+@dataclass(frozen=True)
+class Maintenance:
+    """cluster.maintenance as resolved: production's default window included."""
+
+    window: MaintenanceWindow | None
+    exclusions: tuple[MaintenanceExclusion, ...] = ()
+
+
+@dataclass(frozen=True)
 class ClusterConfig:
     mode: Mode
     name: str
@@ -107,6 +142,8 @@ class ClusterConfig:
     enforce); on in production unless asked otherwise."""
     system_nodes_total: int = 0
     """Standard: system_nodes per zone, times the zones a regional cluster spreads them over."""
+    maintenance: Maintenance | None = None
+    """When GKE may upgrade the cluster (a window, exclusions); None: at any time."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from components.config import ClusterConfig
+from components.config import ClusterConfig, Maintenance
 from components.facts.labels import PRODUCTION_CLUSTER_LABEL
 from components.platform.nodepool import CLOUD_PLATFORM_SCOPE, OAUTH_SCOPES, SHIELDED_INSTANCE
 
@@ -113,11 +113,48 @@ def cluster_args(
             mode=SECURITY_POSTURE_MODE
         ),
         "resource_labels": {PRODUCTION_CLUSTER_LABEL: "true"} if cfg.production else None,
+        "maintenance_policy": maintenance_policy(cfg.maintenance),
         "node_config": None if autopilot else default_pool_node_config(node_sa),
         **(_autopilot_args(node_sa) if autopilot else _standard_args(project, cfg, node_sa)),
         "monitoring_config": monitoring_config(),
         "addons_config": addons_config(autopilot, gcs_fuse),
     }
+
+
+def maintenance_policy(
+    maintenance: Maintenance | None,
+) -> gcp.container.ClusterMaintenancePolicyArgs | None:
+    """When GKE may upgrade the control plane and the nodes (cluster.maintenance).
+
+    An upgrade recreates every node, so each GPU pod is evicted and its model reloads; the window
+    keeps that to the hours the stack chooses, exclusions hold it back around events. Not
+    ForceNew: `maintenance_policy` has no ForceNew field and the provider sends a change with
+    SetMaintenancePolicy, an in-place update (hashicorp/terraform-provider-google@e03b7622
+    google/services/container/resource_container_cluster.go, d.HasChange("maintenance_policy")).
+    Unset: nothing is sent (None), as before this key existed, so stacks without it see no diff.
+    """
+    if maintenance is None or maintenance.window is None:
+        return None
+    window = maintenance.window
+    return gcp.container.ClusterMaintenancePolicyArgs(
+        recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
+            start_time=window.start, end_time=window.end, recurrence=window.recurrence
+        ),
+        maintenance_exclusions=[
+            gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
+                exclusion_name=e.name,
+                start_time=e.start,
+                end_time=e.end,
+                exclusion_options=(
+                    gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
+                        scope=e.scope
+                    )
+                ),
+            )
+            for e in maintenance.exclusions
+        ]
+        or None,
+    )
 
 
 def private_cluster_config(
@@ -316,8 +353,27 @@ def _auto_provisioning(
                 shielded_instance_config=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsShieldedInstanceConfigArgs(
                     **SHIELDED_INSTANCE
                 ),
+                upgrade_settings=nap_upgrade_settings(),
             )
         ),
+    )
+
+
+def nap_upgrade_settings() -> (
+    gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsUpgradeSettingsArgs
+):
+    """Node pools GKE auto-provisions for ComputeClasses upgrade one node at a time without a
+    surge node, as our own GPU pools do (components/platform/nodepool.py GpuNodePool): the
+    auto-provisioning limits hold every class workload at its maximum and no more
+    (rules/capacity_sources.py), so a surge GPU node would be over the limit (and over the GPU
+    quota sized for it), and an upgrade waiting for it would never finish. Unset, GKE surges
+    (maxSurge 1, maxUnavailable 0: "Configure node upgrade strategies", cloud.google.com/
+    kubernetes-engine/docs/how-to/node-pool-upgrade-strategies; NOT re-checked here). Not ForceNew:
+    auto_provisioning_defaults.upgrade_settings is Optional+Computed and sent with the
+    cluster_autoscaling update (terraform-provider-google@e03b7622 resource_container_cluster.go,
+    d.HasChange("cluster_autoscaling") -> DesiredClusterAutoscaling)."""
+    return gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsUpgradeSettingsArgs(
+        strategy="SURGE", max_surge=0, max_unavailable=1
     )
 
 

@@ -29,6 +29,7 @@ GKE_ONLY_CLUSTER_KEYS = (
     "dnsEndpoint",
     "secretsEncryptionKey",
     "binaryAuthorization",
+    "maintenance",
 )
 KUBECONFIG_FIX = (
     "pulumi config set --path --secret 'gke-gpu:cluster.kubeconfig' \"$(cat ~/.kube/config)\""

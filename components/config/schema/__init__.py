@@ -46,7 +46,11 @@ from components.config.schema.cluster import (
     ClusterSpec,
     DevicePluginSharingSpec,
     DevicePluginSpec,
+    ExclusionScope,
     GpuSpec,
+    MaintenanceExclusionSpec,
+    MaintenanceSpec,
+    MaintenanceWindowSpec,
     SystemPoolSpec,
 )
 from components.config.schema.pools import (
@@ -81,6 +85,10 @@ __all__ = [
     "AutoscaleSpec",
     "CacheSpec",
     "ClusterSpec",
+    "ExclusionScope",
+    "MaintenanceExclusionSpec",
+    "MaintenanceSpec",
+    "MaintenanceWindowSpec",
     "CpuQuantity",
     "DEVICE_PLUGIN_TYPES",
     "DevicePluginSharingSpec",

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from components.config import formats
 from components.config.schema.base import (
     DevicePluginType,
     DnsEndpoint,
@@ -31,6 +32,56 @@ class SystemPoolSpec(Model):
     """Machine type of the system pool's nodes (a general-purpose shape, checked)."""
     nodes: Annotated[int, Field(ge=1, le=10)] = 1
     """System nodes per zone of the cluster."""
+
+
+# GKE's names for what an exclusion holds back (pulumi-gcp 10.2.0
+# ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs.scope).
+ExclusionScope = Literal["NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES"]
+# An RFC 3339 time in UTC ("Zulu"): GKE answers in UTC, so any other offset would show as a diff
+# on every later `pulumi preview` (pulumi-gcp ClusterMaintenancePolicyArgs.recurring_window: "GKE
+# may accept other formats, but will return values in UTC, causing a permanent diff").
+UtcTime = Annotated[str, _pattern(formats.UTC_TIME)]
+
+
+class MaintenanceWindowSpec(Model):
+    start: UtcTime
+    """When the first window opens, in UTC: `2026-01-03T01:00:00Z`."""
+    end: UtcTime
+    """When the first window closes, in UTC; `end - start` is every window's length."""
+    recurrence: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    """How the window recurs, an RFC 5545 RRULE: `FREQ=WEEKLY;BYDAY=SA,SU` or `FREQ=DAILY`.
+
+    `FREQ=DAILY` or `FREQ=WEEKLY` (with `BYDAY` and `INTERVAL`): the rules check that the windows
+    leave GKE the 48 hours in any 32 days it requires; other rules are refused.
+    """
+
+
+class MaintenanceExclusionSpec(Model):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=63)]
+    """A name for the exclusion, unique in the list (`black-friday`)."""
+    start: UtcTime
+    """When it begins, in UTC."""
+    end: UtcTime
+    """When it ends, in UTC; after `start`, and at most 30 days later for `NO_UPGRADES`."""
+    scope: ExclusionScope = "NO_UPGRADES"
+    """What GKE holds back meanwhile: `NO_UPGRADES` (everything, at most 30 days),
+    `NO_MINOR_UPGRADES` (patches still come) or `NO_MINOR_OR_NODE_UPGRADES` (control-plane patches
+    only: no node is recreated, so no GPU pod is evicted by an upgrade)."""
+
+
+class MaintenanceSpec(Model):
+    window: MaintenanceWindowSpec | None = None
+    """The recurring window in which GKE may upgrade the control plane and the nodes.
+
+    Default: with `production`, Saturdays and Sundays 01:00-13:00 UTC
+    (`{start: 2026-01-03T01:00:00Z, end: 2026-01-03T13:00:00Z, recurrence:
+    FREQ=WEEKLY;BYDAY=SA,SU}`); otherwise none (GKE picks any time)
+    """
+    exclusions: Annotated[list[MaintenanceExclusionSpec], Field(max_length=20)] = []
+    """Periods in which GKE does not upgrade (a launch, a sales peak); they need a window.
+
+    At most 20; each `{name, start, end, scope}`.
+    """
 
 
 class ClusterSpec(Model):
@@ -165,6 +216,15 @@ class ClusterSpec(Model):
     agent needs `roles/cloudkms.cryptoKeyEncrypterDecrypter` on it ([delivery](delivery.md),
     *Production cluster keys*). Required in production. In-place update; removing it later does
     not decrypt.
+    """
+    # GKE's maintenance policy (rules/maintenance.py checks it; defaults.py has production's).
+    maintenance: MaintenanceSpec | None = None
+    """When GKE may upgrade the cluster and its nodes: a recurring window and exclusions.
+
+    An upgrade recreates each GPU node, evicting its pods (a model reloads); the window keeps that
+    to hours you choose. In-place update. Refused for mode `existing`. See [Day 2](day-2.md).
+
+    Default: with `production`, a weekend window; otherwise none (GKE may upgrade at any time)
     """
     # derived: on in production (rules/cluster.py).
     binary_authorization: bool | None = None

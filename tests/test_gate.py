@@ -210,7 +210,9 @@ def _haproxy(folder: Path, upstream_port: int, upstream: str = "") -> subprocess
     )
     assert check.returncode == 0, check.stderr.decode()
     return subprocess.Popen(
-        [HAPROXY, "-db", "-f", str(folder / "haproxy.cfg")],
+        # -dR: no SO_REUSEPORT, so a port another process holds fails the start loudly instead
+        # of sharing the port and answering the test from the other process.
+        [HAPROXY, "-db", "-dR", "-f", str(folder / "haproxy.cfg")],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -501,7 +503,7 @@ def test_a_request_to_a_sleeping_model_is_held_and_answered_not_refused(
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     pki = _issue(dev)
     # A port of its own: the module's gate fixture may hold the TLS port.
-    cfg_here = cfg.replace(f"bind :{haproxy.TLS_PORT} ", f"bind :{HELD_PORT} ")
+    cfg_here = _held_ports(cfg)
     held_gate, process = _start(cfg_here, upstream, pki, tmp_path)
     try:
         started = time.monotonic()
@@ -534,7 +536,7 @@ def test_the_gate_cuts_a_hold_exactly_at_its_server_timeout(dev: Recording, tmp_
     answers 504 after 2 s to a request held 6 s."""
     cfg = _named(dev, "gate-llm-config")["data"]["haproxy.cfg"]
     short = re.sub(r"timeout server \d+s", "timeout server 2s", cfg)
-    short = short.replace(f"bind :{haproxy.TLS_PORT} ", f"bind :{HELD_PORT} ")
+    short = _held_ports(short)
     upstream = HoldingUpstream(hold=6.0)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     held_gate, process = _start(short, upstream, _issue(dev), tmp_path)
@@ -549,7 +551,21 @@ def test_the_gate_cuts_a_hold_exactly_at_its_server_timeout(dev: Recording, tmp_
         upstream.shutdown()
 
 
-HELD_PORT = 18443
+def free_port(address: str = "127.0.0.1") -> int:
+    """A port nothing listens on now: tests that run next to others cannot collide."""
+    with socket.socket() as probe:
+        probe.bind((address, 0))
+        return probe.getsockname()[1]
+
+
+HELD_PORT = free_port()
+
+
+def _held_ports(config: str) -> str:
+    """The config on ports of its own, beside the module's gate (8443 and 8081)."""
+    return config.replace(f"bind :{haproxy.TLS_PORT} ", f"bind :{HELD_PORT} ").replace(
+        f"bind :{haproxy.HEALTH_PORT}\n", f"bind :{free_port()}\n"
+    )
 
 
 def _start(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import time
 from collections import Counter
@@ -39,6 +38,7 @@ from tests.test_gate import (
     _request,
     _send,
     _wait_for_port,
+    free_port,
 )
 from tools.engine import STATIC_EXTERNAL_IP, Recording, run_program
 
@@ -123,18 +123,12 @@ class RoutedGate:
     records: Records
 
 
-def _free_port(address: str) -> int:
-    with socket.socket() as probe:
-        probe.bind((address, 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def routed(prod: Recording, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RoutedGate]:
     config = _inputs(prod, "gate-llm-config")["data"]["haproxy.cfg"]
     assert config.count("    parse-resolv-conf\n") == 1, "the gate reads the pod's resolv.conf"
     records = Records()
-    dns = DNSServer(records, address="127.0.0.1", port=_free_port("127.0.0.1"))
+    dns = DNSServer(records, address="127.0.0.1", port=free_port("127.0.0.1"))
     dns.start_thread()
     dns_port = dns.server.server_address[1]
     folder = tmp_path_factory.mktemp("routed")
@@ -143,7 +137,7 @@ def routed(prod: Recording, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     )
     pki = _issue(prod)
     (folder / "gate.pem").write_bytes(pki.server_pem)
-    port = _free_port(ADDRESSES[0])
+    port = free_port(ADDRESSES[0])
     replicas = {address: Replica(address, port) for address in ADDRESSES}
     for replica in replicas.values():
         threading.Thread(target=replica.serve_forever, daemon=True).start()

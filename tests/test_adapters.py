@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
+from components.config.rules import adapters
+from components.config.schema import WorkloadSpec
 from tests.conftest import STANDARD, Run, vllm_workload_problems
 from tools.engine import ROOT, Recording
 
@@ -80,7 +82,13 @@ def test_the_models_output_lists_the_base_model_then_each_adapter(run: Run) -> N
         (
             {"adapters": [{"name": "a", "path": "/opt/adapters/a"}]},
             "workloads[0].adapters[0].path:",
-            "not inside a folder the pod mounts",
+            "not inside the model bucket's folder",
+        ),
+        (
+            # The per-pod cache disk is made empty with each pod: vLLM would find nothing there.
+            {"cache": {"size": "30Gi"}, "adapters": [{"name": "a", "path": "/cache/adapters/a"}]},
+            "workloads[0].adapters[0].path:",
+            "cache and storage disks start empty",
         ),
         (
             {"cache": {"size": "30Gi"}, "adapters": [{"name": "a", "path": "/cache/../etc/a"}]},
@@ -168,3 +176,33 @@ def test_fallback_nodes_stream_images_and_carry_the_preloaded_disk(run: Run) -> 
     assert "roles/serviceusage.serviceUsageConsumer" in roles, (
         "GKE requires it of a custom node service account that streams images"
     )
+
+
+@pytest.mark.parametrize(
+    ("count", "rank", "slots", "on_cpu"),
+    [
+        (2, 16, "2", None),
+        (8, 16, "8", None),
+        (9, 16, "8", "9"),
+        (4, 64, "2", "4"),
+        (3, 512, "1", "3"),
+    ],
+)
+def test_adapters_share_a_batch_only_while_their_gpu_buffers_stay_in_budget(
+    count: int, rank: int, slots: str, on_cpu: str | None
+) -> None:
+    spec = WorkloadSpec.model_validate(
+        {
+            "name": "llm",
+            "image": "vllm/vllm-openai:v0.29.0",
+            "adapters": [{"name": f"a{n}", "path": f"org/a{n}"} for n in range(count)],
+            "adapterMaxRank": rank,
+        }
+    )
+    args = list(adapters.vllm_args(spec))
+    assert args[args.index("--max-loras") + 1] == slots, (
+        f"{count} adapters of rank {rank}: vLLM reserves max-loras x rank buffers on the GPU at "
+        f"load; more than {adapters.LORA_RANK_BUDGET} rank-slots starve the KV cache or fail"
+    )
+    cpu = args[args.index("--max-cpu-loras") + 1] if "--max-cpu-loras" in args else None
+    assert cpu == on_cpu, "adapters beyond the GPU's slots wait in CPU memory, all of them"

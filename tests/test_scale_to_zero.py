@@ -337,6 +337,12 @@ EXPOSED = {"expose": {"port": 443}}
             "workloads[0].replicas:",
             "Remove replicas",
         ),
+        (
+            # No key at the gate: every scanner that finds the address starts a GPU node.
+            {**EXPOSED, "apiKey": False, "autoscale": {"minReplicas": 0, "maxReplicas": 1}},
+            "workloads[0].autoscale.minReplicas:",
+            "wakes a GPU node",
+        ),
     ],
 )
 def test_a_sleeping_model_that_could_not_wake_is_refused_before_anything_is_created(
@@ -479,3 +485,86 @@ def test_the_add_on_serves_only_the_stacks_namespace(dev: Recording) -> None:
         (container,) = _named(dev, DEPLOYMENT, name)["spec"]["template"]["spec"]["containers"]
         env = {e["name"]: e.get("value") for e in container["env"]}
         assert env[env_name] == "gke-gpu", f"{name} watches only the stack's namespace"
+
+
+def test_a_sleeping_model_behind_its_key_or_inside_the_cluster_is_accepted() -> None:
+    asleep = {"autoscale": {"minReplicas": 0, "maxReplicas": 1}, "cache": {"size": "30Gi"}}
+    assert vllm_workload_problems(**EXPOSED, **asleep) == [], "the generated key guards the wake"
+    assert vllm_workload_problems(expose={"type": "ClusterIP"}, apiKey=False, **asleep) == [], (
+        "only the cluster's own pods can reach a ClusterIP gate"
+    )
+
+
+@pytest.mark.parametrize("namespace", ["keda", "custom-metrics"])
+def test_the_namespaces_the_program_installs_components_into_are_refused(
+    namespace: str,
+) -> None:
+    from components.config.rules import names
+
+    (problem,) = names.namespace_problems(namespace)
+    assert problem.path == "gke-gpu:namespace" and "KEDA" in problem.message, (
+        f"a workload namespace {namespace!r} is a second Namespace object of that name (up fails "
+        f"with AlreadyExists) and its default-deny egress cuts the operators off: {problem}"
+    )
+
+
+def test_a_sleeping_statefulset_is_not_awaited_either(run: Run) -> None:
+    config = stack_config("dev")
+    (workload,) = config["gke-gpu:workloads"]
+    config["gke-gpu:workloads"] = [{**workload, "kind": "StatefulSet"}]
+    (statefulset,) = run(config).of_type("kubernetes:apps/v1:StatefulSet")
+    annotations = statefulset.inputs["metadata"].get("annotations", {})
+    assert annotations.get("pulumi.com/skipAwait") == "true", (
+        "KEDA removes a sleeping StatefulSet's replica at once: waiting for it would fail "
+        "`pulumi up` after the provider's 10 minutes"
+    )
+
+
+def _plan(tmp_path: Path, capsys: pytest.CaptureFixture[str], config: dict[str, Any]) -> str:
+    import yaml
+
+    stack_file = tmp_path / "Pulumi.t.yaml"
+    stack_file.write_text(yaml.safe_dump({"config": config}))
+    code = render.main(["t", "--stack-file", str(stack_file), "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert code == render.EXIT_OK, out
+    return out
+
+
+def _sleeping_standard(pool: dict[str, Any], **workload: Any) -> dict[str, Any]:
+    config = copy.deepcopy(STANDARD)
+    config["gke-gpu:nodePools"][0].update(pool)
+    config["gke-gpu:workloads"][0].update(
+        {"autoscale": {"minReplicas": 0, "maxReplicas": 2}, "cache": {"size": "30Gi"}, **workload}
+    )
+    return config
+
+
+def test_the_wake_line_says_when_a_warm_node_takes_the_first_replica(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    warm = _plan(tmp_path, capsys, _sleeping_standard({"minNodes": 1}))
+    cold = _plan(tmp_path, capsys, _sleeping_standard({"minNodes": 0}))
+    assert "expected wake: a warm node takes the first replica" in warm, (
+        "a pool with minNodes 1 keeps a GPU node: the first request does not wait for a new one"
+    )
+    assert "expected wake: a GPU node is created" in cold, cold
+
+
+def test_a_fallback_class_says_it_streams_the_image_it_streams(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    image = "us-docker.pkg.dev/acme-ml-test/serving/vllm-openai:v0.29.0"
+    out = _plan(
+        tmp_path,
+        capsys,
+        _sleeping_standard(
+            {"minNodes": 0},
+            image=image,
+            fallback=[{"gpu": {"type": "nvidia-l4", "count": 1}, "spot": False}],
+        ),
+    )
+    assert "image: streamed (image streaming, Artifact Registry image)" in out, (
+        "the ComputeClass turns image streaming on for every fallback node "
+        "(nodePoolConfig.imageStreaming): the plan must not say the image is pulled whole\n" + out
+    )

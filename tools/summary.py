@@ -271,11 +271,14 @@ def sleep_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     and what that request waits for (components/service/scale_to_zero.py)."""
     scale = w.autoscale
     assert scale is not None and w.probe is not None
-    node = (
-        "a GPU node is created"
-        if _from_zero(config, w) is not None
-        else "a warm node takes the pod"
-    )
+    pool = w.node_pool
+    warm = pool is not None and pool.min_nodes > 0 and w.compute_class is None
+    node = "a warm node takes the first replica" if warm else "a GPU node is created"
+    if pool is not None and pool.flex_start and not warm:
+        node += (
+            " (flex-start: when capacity frees up, which can take longer than the wait; a "
+            "retry is served once it comes)"
+        )
     return [
         f"            replicas 0-{scale.max_replicas}: sleeps after {scale.idle_seconds}s "
         f"without a request (KEDA HTTP add-on; a replica per {scale.target} requests in "
@@ -335,11 +338,16 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     autopilot = config.cluster.mode == "autopilot"
     registry = coldstart.registry_host(w.image)
     eligible = coldstart.in_artifact_registry(w.image)
-    if pool is not None and pool.secondary_boot_disk:
-        image = f"preloaded from secondary boot disk {pool.secondary_boot_disk}"
-    elif (autopilot or (pool is not None and pool.image_streaming)) and eligible:
+    # A ComputeClass streams images and preloads the workload's disk in every priority
+    # (components/service/compute_class.py nodePoolConfig and storage).
+    classed = w.compute_class is not None
+    boot_disk = w.secondary_boot_disk if classed else pool.secondary_boot_disk if pool else None
+    streaming = autopilot or classed or (pool is not None and pool.image_streaming)
+    if boot_disk:
+        image = f"preloaded from secondary boot disk {boot_disk}"
+    elif streaming and eligible:
         image = "streamed (image streaming, Artifact Registry image)"
-    elif autopilot or (pool is not None and pool.image_streaming):
+    elif streaming:
         image = f"pulled whole from {registry} (image streaming streams only Artifact Registry)"
     else:
         image = f"pulled whole from {registry} (no image streaming, no preloaded disk)"

@@ -73,6 +73,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     exposure.workload_problems,
     network.static_ip_problems,
     exposure.gate_problems,
+    exposure.sleep_without_key_problems,
     egress.workload_problems,
     credentials.env_problems,
     credentials.arg_problems,

@@ -55,6 +55,15 @@ def awaited(w: WorkloadConfig) -> bool:
     return w.kind != "Job" or w.wait_for_completion
 
 
+def await_metadata(w: WorkloadConfig, metadata: dict[str, Any]) -> dict[str, Any]:
+    """The object's metadata, with SKIP_AWAIT_ANNOTATION when `pulumi up` must not wait for it
+    (`awaited`): every kind, or a sleeping StatefulSet is awaited for the provider's default 10
+    minutes for a replica KEDA has already removed."""
+    if awaited(w):
+        return metadata
+    return {**metadata, "annotations": {SKIP_AWAIT_ANNOTATION: "true"}}
+
+
 def deployment_strategy(w: WorkloadConfig) -> dict[str, Any]:
     """surge: one extra pod at a time, never below the wanted count (the config layer chose it
     only where the pool has a spare GPU at its maximum). replace: one pod down at a time, so a
@@ -184,11 +193,7 @@ class GpuWorkload(pulumi.ComponentResource):
     ) -> k8s.apps.v1.Deployment:
         return k8s.apps.v1.Deployment(
             f"{name}-deployment",
-            metadata=manifest(
-                metadata
-                if awaited(w)
-                else {**metadata, "annotations": {SKIP_AWAIT_ANNOTATION: "true"}}
-            ),
+            metadata=manifest(await_metadata(w, metadata)),
             spec=manifest(
                 {
                     **replicas(w),
@@ -225,7 +230,7 @@ class GpuWorkload(pulumi.ComponentResource):
         )
         return k8s.apps.v1.StatefulSet(
             f"{name}-statefulset",
-            metadata=manifest(metadata),
+            metadata=manifest(await_metadata(w, metadata)),
             spec=manifest(
                 {
                     **replicas(w),
@@ -256,11 +261,7 @@ class GpuWorkload(pulumi.ComponentResource):
         """
         return k8s.batch.v1.Job(
             f"{name}-job",
-            metadata=manifest(
-                metadata
-                if awaited(w)
-                else {**metadata, "annotations": {SKIP_AWAIT_ANNOTATION: "true"}}
-            ),
+            metadata=manifest(await_metadata(w, metadata)),
             spec=manifest({"backoffLimit": w.backoff_limit, "template": template}),
             opts=waits,
         )

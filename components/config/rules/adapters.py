@@ -33,15 +33,12 @@ HUB_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def mounts(w: WorkloadSpec) -> dict[str, str]:
-    """Folders the pod has beyond its image, by the key that makes them."""
-    found = {}
-    if w.model_cache is not None:
-        found[w.model_cache.mount_path.rstrip("/") or "/"] = "modelCache.mountPath"
-    if w.cache is not None:
-        found[w.cache.path.rstrip("/")] = "cache.path"
-    if w.storage is not None:
-        found[w.storage.mount_path.rstrip("/")] = "storage.mountPath"
-    return found
+    """Folders that hold files when vLLM starts: the model bucket only. `cache` is a disk made
+    empty with each pod, and `storage` is empty on a replica's first start, so an adapter there
+    is missing when vLLM loads its `--lora-modules` and the server exits."""
+    if w.model_cache is None:
+        return {}
+    return {w.model_cache.mount_path.rstrip("/") or "/": "modelCache.mountPath"}
 
 
 def from_hub(adapter: AdapterSpec) -> bool:
@@ -97,19 +94,39 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             where = ", ".join(f"{m} ({k})" for m, k in folders.items()) or "none: set modelCache"
             yield Problem(
                 f"{path}[{n}].path",
-                f"{adapter.path} is not inside a folder the pod mounts (mounted: {where}); the "
-                "image's own files are not adapters. Put the adapter under one of them.",
+                f"{adapter.path} is not inside the model bucket's folder (mounted: {where}), the "
+                "one folder that holds files when vLLM starts (cache and storage disks start "
+                "empty; the image's own files are not adapters). Upload the adapter to the "
+                "bucket under modelCache.mountPath, or name a Hugging Face repo id.",
             )
 
 
+# GPU slots x rank that vLLM may reserve for LoRA buffers at load. Each slot holds A and B
+# matrices of `rank` columns for every LoRA layer, so its size grows with rank and with the
+# model's width and depth: about 80 MB at rank 16 for a 7B model (28 layers, hidden 3584), 2.6 GB
+# at rank 512 (an estimate from those shapes, not a figure from vLLM's docs). A budget of 128
+# keeps the buffers near 1 GB for a 7B model however rank and count are chosen: 8 adapters of
+# rank 16 share one batch, one of rank 128 or more is on the GPU at a time.
+LORA_RANK_BUDGET = 128
+
+
+def gpu_slots(w: WorkloadSpec) -> int:
+    """Adapters in one batch (`--max-loras`): all of them while the buffers stay in budget."""
+    return min(len(w.adapters), max(1, LORA_RANK_BUDGET // w.adapter_max_rank))
+
+
 def vllm_args(w: WorkloadSpec) -> tuple[str, ...]:
-    """The flags that serve `adapters`: every adapter fits in one batch (no swapping)."""
+    """The flags that serve `adapters`: as many in one batch as the budget allows, the others
+    kept in CPU memory (`--max-cpu-loras`) and swapped in when asked for."""
     if not w.adapters:
         return ()
+    slots = gpu_slots(w)
+    on_cpu = ("--max-cpu-loras", str(len(w.adapters))) if slots < len(w.adapters) else ()
     return (
         "--enable-lora",
         "--max-loras",
-        str(len(w.adapters)),
+        str(slots),
+        *on_cpu,
         "--max-lora-rank",
         str(w.adapter_max_rank),
         "--lora-modules",

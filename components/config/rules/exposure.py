@@ -195,6 +195,28 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
         )
 
 
+def gate_has_key(w: WorkloadSpec) -> bool:
+    """The gate checks a key: the generated one, or VLLM_API_KEY from the workload's Secret
+    (`secretEnv`, or a `secure:` env value; a plain one is refused by rules/credentials.py)."""
+    return api_key(w) or API_KEY_ENV in w.secret_env or API_KEY_ENV in w.env
+
+
+def sleep_without_key_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
+    """A model that sleeps is woken by any request that reaches its gate: without a key there,
+    anyone who reaches a load balancer or node port starts a GPU node, and a probe every few
+    minutes keeps it running at full price while the plan says it idles at none."""
+    scale, expose = w.autoscale, w.expose
+    if scale is None or scale.min_replicas != 0 or expose is None or expose.type == "ClusterIP":
+        return
+    if not gate_has_key(w):
+        yield Problem(
+            f"workloads[{i}].autoscale.minReplicas",
+            f"0 with a {expose.type} endpoint and no key at the gate: any request that reaches "
+            "it, a scanner's included, wakes a GPU node. Set apiKey: true (the gate then "
+            f"requires it), or secretEnv.{API_KEY_ENV}, or expose.type: ClusterIP.",
+        )
+
+
 def default_paths(w: WorkloadSpec) -> tuple[str, ...]:
     return VLLM_PATHS if formats.is_vllm_image(w.image) else DEFAULT_PATHS
 

@@ -12,7 +12,17 @@ from components.config.problems import Problem
 # autopilot-security#built-in-security: "GKE-managed namespaces", e.g. gke-managed-system,
 # gmp-system, gmp-public). A workload namespace there would be refused by Autopilot and would
 # mix the team's GPU workloads with cluster components elsewhere.
-RESERVED_NAMESPACES = ("default", "gmp-system", "gmp-public", "gke-gmp-system")
+# Also the namespaces this program installs cluster components into, with policies of their own
+# (components/platform/keda.py, metrics_adapter.py): a workload namespace there would be a second
+# Namespace object of the same name, and its default-deny egress would cut the operators off.
+RESERVED_NAMESPACES = (
+    "default",
+    "gmp-system",
+    "gmp-public",
+    "gke-gmp-system",
+    "keda",
+    "custom-metrics",
+)
 RESERVED_PREFIXES = ("kube-", "gke-managed-", "gke-system")
 
 
@@ -46,7 +56,8 @@ def namespace_problems(namespace: object) -> list[Problem]:
         return [
             Problem(
                 key,
-                f"{namespace!r} is reserved for Kubernetes and GKE components. Use a "
+                f"{namespace!r} is reserved for Kubernetes, GKE and the components this program "
+                "installs (KEDA, the metrics adapter). Use a "
                 "namespace of your own (the default is 'gke-gpu').",
             )
         ]

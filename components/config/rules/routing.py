@@ -43,17 +43,17 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     path = f"workloads[{i}].routing"
     if w.kind == "Job":
         yield Problem(path, "a Job runs one pod and serves no requests. Remove routing.")
-    elif w.expose is None or w.port is None:
-        yield Problem(
-            path,
-            "cache-aware routing is done by the gate in front of the model, and only an exposed "
-            "workload with a port has one. Add expose (e.g. {port: 443, type: ClusterIP}) and "
-            "port, or remove routing.",
-        )
     elif _sleeps(w):
         yield Problem(
             path,
             "a model that sleeps (autoscale.minReplicas: 0) is reached through KEDA's "
             "interceptor, which forwards to its Service by Host and cannot route by prompt. Set "
             "autoscale.minReplicas: 1, or routing: round-robin.",
+        )
+    elif w.expose is None or w.port is None:
+        yield Problem(
+            path,
+            "cache-aware routing is done by the gate in front of the model, and only an exposed "
+            "workload with a port has one. Add expose (e.g. {port: 443, type: ClusterIP}) and "
+            "port, or remove routing.",
         )

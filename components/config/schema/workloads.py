@@ -129,8 +129,8 @@ class AdapterSpec(Model):
     name: Annotated[str, _pattern(formats.ADAPTER_NAME)]
     """The model name clients ask for (`"model": NAME`); listed in `/v1/models`."""
     path: Annotated[str, _pattern(formats.ADAPTER_PATH)]
-    """A Hugging Face repo id (`org/name`, downloaded at start), or an absolute folder in the pod
-    under `modelCache.mountPath`, `cache.path` or `storage.mountPath`."""
+    """A Hugging Face repo id (`org/name`, downloaded at start), or an absolute folder under
+    `modelCache.mountPath` (the model's bucket: the one folder that holds files at start)."""
 
 
 class ExposeSpec(Model):
@@ -341,8 +341,8 @@ class WorkloadSpec(Model):
     adapters: Annotated[list[AdapterSpec], Field(max_length=32)] = []
     """LoRA adapters served by vLLM next to the base model, each under its own model name.
 
-    vLLM images only. Each adapter takes a slot of GPU memory (`--max-loras` is their number),
-    sized by `adapterMaxRank`. See [Scaling](scaling.md).
+    vLLM images only. Up to 128 / `adapterMaxRank` of them share a batch on the GPU
+    (`--max-loras`); the others wait in CPU memory. See [Scaling](scaling.md).
     """
     adapter_max_rank: Literal[1, 8, 16, 32, 64, 128, 256, 320, 512] = 16
     """The largest LoRA rank among `adapters` (vLLM's `--max-lora-rank` choices; its default 16).

@@ -72,6 +72,7 @@ class Replica(ThreadingHTTPServer):
         super().__init__((address, port), _ReplicaHandler)
         self.address = address
         self.delay = 0.0
+        self.healthy = True
         self.in_flight = 0
         self.lock = threading.Lock()
 
@@ -90,7 +91,7 @@ class _ReplicaHandler(BaseHTTPRequestHandler):
             with self.server.lock:
                 self.server.in_flight -= 1
         body = json.dumps({"replica": self.server.address}).encode()
-        self.send_response(200)
+        self.send_response(200 if self.server.healthy or self.path != "/health" else 503)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -172,10 +173,11 @@ def _post(routed: RoutedGate, body: bytes, *headers: str) -> tuple[int, str | No
 def _wait_until_both_serve(routed: RoutedGate) -> None:
     """Until DNS filled both slots and the health checks passed: distinct prompts reach both."""
     deadline = time.monotonic() + 20
-    seen: set[str | None] = set()
+    seen: set[str] = set()
     n = 0
     while time.monotonic() < deadline and seen != set(ADDRESSES):
-        seen.add(_post(routed, _chat("m", f"prompt {n}", "hi"))[1])
+        served = _post(routed, _chat("m", f"prompt {n}", "hi"))[1]
+        seen |= {served} if served else set()
         n += 1
     assert seen == set(ADDRESSES), f"only {seen} served after 20 s: DNS discovery failed"
 
@@ -274,6 +276,55 @@ def test_a_replica_that_leaves_dns_stops_receiving_and_its_prompts_move(
         _wait_until_both_serve(routed)
 
 
+def test_a_replica_still_in_dns_that_refuses_connections_costs_no_request(
+    routed: RoutedGate,
+) -> None:
+    # A pod shutting down in a rollout: it served, stops accepting, its record lingers.
+    port = next(iter(routed.replicas.values())).server_address[1]
+    leaving = Replica("127.0.0.4", port)
+    threading.Thread(target=leaving.serve_forever, daemon=True).start()
+    routed.records.addresses = [*ADDRESSES, "127.0.0.4"]
+    try:
+        deadline = time.monotonic() + 20
+        served: set[str | None] = set()
+        while time.monotonic() < deadline and "127.0.0.4" not in served:
+            served.add(_post(routed, _chat("m", f"before {len(served)} {time.time()}", "hi"))[1])
+        assert "127.0.0.4" in served, "the third replica never received a request"
+        leaving.shutdown()
+        leaving.server_close()
+        statuses = Counter(_post(routed, _chat("m", f"rolling {n}", "hi"))[0] for n in range(24))
+    finally:
+        routed.records.addresses = list(ADDRESSES)
+        _wait_until_both_serve(routed)
+    assert statuses == Counter({200: 24}), (
+        "a request hashed to a replica that refuses the connection must be sent to another one "
+        f"(option redispatch), not answered 503 after three retries: {statuses}"
+    )
+
+
+def test_with_no_replica_ready_the_client_gets_an_openai_style_503(routed: RoutedGate) -> None:
+    for replica in routed.replicas.values():
+        replica.healthy = False  # /health fails: vLLM's engine is gone
+    try:
+        deadline = time.monotonic() + 20
+        response = None
+        while time.monotonic() < deadline:
+            request = _request("POST", "/v1/chat/completions", RIGHT, body=b"{}")
+            response = _send(routed.gate, request)
+            if response.status == 503:
+                break
+            time.sleep(0.5)
+    finally:
+        for replica in routed.replicas.values():
+            replica.healthy = True
+        _wait_until_both_serve(routed)
+    assert response is not None and response.status == 503, response
+    error = json.loads(response.body)["error"]
+    assert error["code"] == 503 and "replica" in error["message"], (
+        f"an OpenAI client shows the error's message, not HAProxy's HTML page: {response.body!r}"
+    )
+
+
 # --- what the engine receives ------------------------------------------------------------------
 
 
@@ -290,8 +341,8 @@ def test_prod_gate_finds_every_replica_through_a_headless_service_of_the_model_p
         "the router must see exactly the model's pods, the ones its ClusterIP Service selects"
     )
     assert upstream == "llm-replicas.gke-gpu.svc.cluster.local:8000", upstream
-    assert 'server-template replica 1-2 "${GATE_UPSTREAM}"' in config, (
-        "prod runs 2 replicas: the gate needs a slot for each"
+    assert 'server-template replica 1-3 "${GATE_UPSTREAM}"' in config, (
+        "prod runs 2 replicas and a rollout surges a third: the gate needs a slot for each"
     )
     assert "http-check send meth GET uri /health" in config, "vLLM answers /health, not /"
 

@@ -80,7 +80,8 @@ def gate_settings(w: WorkloadConfig, namespace: str) -> haproxy.GateSettings:
         probe = w.probe
         return dataclasses.replace(
             settings,
-            replicas=w.max_replicas,
+            # One slot more than replicas: a rollout's surge pod is served as soon as it is ready.
+            replicas=w.max_replicas + 1,
             health_path=probe.path if probe is not None and probe.port == w.port else None,
         )
     if sleeps(w):

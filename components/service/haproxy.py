@@ -107,6 +107,11 @@ UNAUTHORIZED = _error_body(
     "invalid_request_error",
     401,
 )
+NO_REPLICA = _error_body(
+    "No model replica is ready to serve. It may be starting or scaling; retry shortly.",
+    "server_error",
+    503,
+)
 NOT_ALLOWED = _error_body(
     "This path is not served. The gate forwards only the model API (see the stack's plan for "
     "the allowed paths).",
@@ -147,6 +152,7 @@ def _global_section(settings: GateSettings) -> list[str]:
         # keep a gate pod well inside its 128Mi when someone opens connections and never sends
         # a key (the key is checked once the headers are complete).
         "    maxconn 500",
+        *(["    tune.h2.max-concurrent-streams 4"] if settings.replicas else []),
     ]
     if settings.api_key:
         # The key as the header carries it, read at run time with env(): never in this file.
@@ -208,7 +214,12 @@ def _route_key() -> list[str]:
     prompt or a conversation's history meet the replica that cached it. Only a request that
     passed the key and the allowlist is waited for: nobody else can make the gate buffer."""
     return [
-        f"    http-request wait-for-body time {BODY_WAIT_SECONDS}s",
+        # Each waiting request holds its buffers with no server connection yet: at most 4
+        # HTTP/2 streams per connection keep maxconn's 500 connections inside the pod's memory
+        # (100 streams each measured 300 MB). HAProxy configuration manual 2.6, section 3.2
+        # "tune.h2.max-concurrent-streams" (global, so set with the frontend it protects: below).
+        # `at-least`: a body that trickles in is routed on its first bytes, not refused with 408.
+        f"    http-request wait-for-body time {BODY_WAIT_SECONDS}s at-least {ROUTE_PREFIX_BYTES}",
         "    http-request set-var(txn.model) req.body,json_query('$.model')",
         f'    http-request set-var-fmt(txn.route) "%[var(txn.model)] '
         f'%[req.body,bytes(0,{ROUTE_PREFIX_BYTES})]" if {{ req.body_len gt 0 }}',
@@ -224,7 +235,8 @@ def _backend(settings: GateSettings) -> list[str]:
     )
     resolvers = [
         # The cluster's DNS (the pod's resolv.conf), so the Service name is resolved again at
-        # run time: at start it may not resolve yet (init-addr none keeps HAProxy starting).
+        # run time (every second, `timeout resolve`'s default): at start it may not resolve yet
+        # (init-addr none keeps HAProxy starting).
         "resolvers cluster",
         "    parse-resolv-conf",
         "    hold valid 30s",
@@ -274,6 +286,14 @@ def _cache_aware_backend(settings: GateSettings) -> list[str]:
         "    hash-type consistent",
         f"    hash-balance-factor {BALANCE_FACTOR_PERCENT}",
         *check,
-        "    default-server check inter 5s fall 2 rise 1 resolvers cluster init-addr none",
+        # A replica still in DNS that refuses connections (a pod shutting down in a rollout):
+        # the retry goes to another one, and the failure marks it down at once. Only connection
+        # failures are retried, so no request reaches a model twice (manual 2.6, 4.2 "option
+        # redispatch", 5.2 "observe", "on-error").
+        "    option redispatch 1",
+        "    http-error status 503 content-type application/json string "
+        + _haproxy_string(NO_REPLICA),
+        "    default-server check inter 5s fall 2 rise 1 resolvers cluster init-addr none "
+        "observe layer4 error-limit 1 on-error mark-down",
         f'    server-template replica 1-{settings.replicas} "${{{UPSTREAM_ENV}}}"',
     ]

@@ -325,6 +325,21 @@ def test_an_existing_cluster_refuses_channels_it_could_not_notify() -> None:
     assert "Alertmanager" in problems[0]
 
 
+def test_a_secret_in_monitoring_is_refused_without_showing_it() -> None:
+    with pytest.raises(ConfigError, match=r"monitoring\.emails\[0\]: a secret") as error:
+        load(
+            {"monitoring": {"emails": ["hidden@example.com"]}},
+            project=MINIMAL["gcp:project"],
+            region="us-central1",
+            stack="t",
+            secret_keys=frozenset({"monitoring"}),
+            secure_paths=frozenset({"monitoring.emails[0]"}),
+        )
+    assert "hidden@example.com" not in str(error.value), (
+        "an address is not a secret: stored with --secret it is refused, and never echoed"
+    )
+
+
 def test_monitoring_is_on_by_default_with_the_documented_thresholds() -> None:
     m = _config().monitoring
     assert (m.dashboard, m.alerts) == (True, True), "a stack is watched unless it says otherwise"

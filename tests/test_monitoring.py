@@ -102,6 +102,17 @@ def test_the_dashboard_json_uses_only_the_dashboards_apis_field_names(dev: Recor
         assert tile["xPos"] + tile["width"] <= columns, "a tile wider than the grid is refused"
 
 
+def test_every_chart_unit_is_a_metric_descriptor_unit(dev: Recording) -> None:
+    units = {
+        data_set["timeSeriesQuery"]["unitOverride"]
+        for tile in _dashboard(dev)["mosaicLayout"]["tiles"]
+        for data_set in tile["widget"].get("xyChart", {}).get("dataSets", [])
+    }
+    assert units <= {"%", "MiBy", "s", "1"}, (
+        f"{units}: unitOverride takes MetricDescriptor.unit's UCUM form (MiBy, not MiB)"
+    )
+
+
 def test_the_plans_check_finds_a_field_the_dashboards_api_lacks() -> None:
     text = json.dumps(
         {

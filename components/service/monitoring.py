@@ -134,7 +134,13 @@ COLUMNS = 48
 TILE_WIDTH, TILE_HEIGHT = 24, 16
 
 
-def _chart(title: str, unit: str, series: list[tuple[str, str]]) -> dict[str, Any]:
+def _chart(
+    title: str, axis: str, unit: str, series: list[tuple[str | None, str]]
+) -> dict[str, Any]:
+    """A line chart of PromQL series. `unit` is written as MetricDescriptor.unit is (UCUM: `%`,
+    `MiBy`, `s`, `1`), the format TimeSeriesQuery.unitOverride takes (google.monitoring.dashboard.v1
+    TimeSeriesQuery reference); `axis` is the words on the y axis. A series grouped by labels has
+    no legend of its own: the chart names each line by its labels."""
     return {
         "title": title,
         "xyChart": {
@@ -142,11 +148,11 @@ def _chart(title: str, unit: str, series: list[tuple[str, str]]) -> dict[str, An
                 {
                     "timeSeriesQuery": {"prometheusQuery": query, "unitOverride": unit},
                     "plotType": "LINE",
-                    "legendTemplate": legend,
+                    **({"legendTemplate": legend} if legend else {}),
                 }
                 for legend, query in series
             ],
-            "yAxis": {"label": unit, "scale": "LINEAR"},
+            "yAxis": {"label": axis, "scale": "LINEAR"},
         },
     }
 
@@ -181,46 +187,34 @@ def charts(config: StackConfig) -> list[dict[str, Any]]:
     return [
         _chart(
             "GPU utilisation",
+            "% of time busy",
             "%",
-            [
-                (
-                    "GPU {{gpu}} on {{instance}}",
-                    f"max by (instance, gpu) (DCGM_FI_DEV_GPU_UTIL{{{gpus}}})",
-                )
-            ],
+            [(None, f"max by (instance, gpu) (DCGM_FI_DEV_GPU_UTIL{{{gpus}}})")],
         ),
         _chart(
             "GPU memory used",
             "MiB",
-            [
-                (
-                    "GPU {{gpu}} on {{instance}}",
-                    f"max by (instance, gpu) (DCGM_FI_DEV_FB_USED{{{gpus}}})",
-                )
-            ],
+            "MiBy",
+            [(None, f"max by (instance, gpu) (DCGM_FI_DEV_FB_USED{{{gpus}}})")],
         ),
         _text("Hourly cost", cost_text(hourly(config))),
         _chart(
             "Replicas: wanted and available",
             "replicas",
+            "1",
             [
+                (None, f"sum by (deployment) (kube_deployment_spec_replicas{{{stack}}})"),
                 (
-                    "{{deployment}} wanted",
-                    f"sum by (deployment) (kube_deployment_spec_replicas{{{stack}}})",
-                ),
-                (
-                    "{{deployment}} available",
+                    None,
                     f"sum by (deployment) (kube_deployment_status_replicas_available{{{stack}}})",
                 ),
-                (
-                    "{{statefulset}} ready",
-                    f"sum by (statefulset) (kube_statefulset_status_replicas_ready{{{stack}}})",
-                ),
+                (None, f"sum by (statefulset) (kube_statefulset_status_replicas_ready{{{stack}}})"),
             ],
         ),
         _chart(
             "Pods waiting for capacity",
             "pods",
+            "1",
             [
                 ("unschedulable", f"sum(kube_pod_status_unschedulable{{{stack}}})"),
                 ("Pending", f'sum(kube_pod_status_phase{{{stack},phase="Pending"}})'),
@@ -229,6 +223,7 @@ def charts(config: StackConfig) -> list[dict[str, Any]]:
         _chart(
             "vLLM queue",
             "requests",
+            "1",
             [
                 ("waiting", f"sum(vllm:num_requests_waiting{{{stack}}})"),
                 ("running", f"sum(vllm:num_requests_running{{{stack}}})"),
@@ -236,6 +231,7 @@ def charts(config: StackConfig) -> list[dict[str, Any]]:
         ),
         _chart(
             "Time to first token",
+            "seconds",
             "s",
             [
                 (f"p{q}", f"histogram_quantile(0.{q}, sum by (le) (rate({ttft}[{window}])))")
@@ -244,6 +240,7 @@ def charts(config: StackConfig) -> list[dict[str, Any]]:
         ),
         _chart(
             "Requests aborted or failed",
+            "% of finished requests",
             "%",
             [
                 (

@@ -233,6 +233,9 @@ def test_emails_become_channels_and_every_channel_is_notified(run: Run) -> None:
         }
     )
     (channel,) = recording.of_type(CHANNEL)
+    assert channel.name == "monitoring-email-oncall@example.com", (
+        "one channel per address, named by it: reordering the list replaces nothing"
+    )
     assert channel.inputs["type"] == "email"
     assert channel.inputs["labels"] == {"email_address": "oncall@example.com"}, (
         "the email channel type's one label (gcloud beta monitoring channel-descriptors "

@@ -358,7 +358,9 @@ class StackMonitoring(pulumi.ComponentResource):
             return
         emailed = [
             gcp.monitoring.NotificationChannel(
-                f"{name}-email-{_slug(address)}",
+                # The address itself: unique (rules/monitoring.py refuses a repeat, in any case),
+                # and a slug of it could make two addresses one resource.
+                f"{name}-email-{address.lower()}",
                 project=config.project,
                 type="email",
                 display_name=f"gke-gpu {config.stack}: {address}",
@@ -441,10 +443,6 @@ def alert_policy_args(config: StackConfig, alert: Alert) -> dict[str, Any]:
         },
         "user_labels": {"stack": _label(config.stack), "managed-by": "pulumi"},
     }
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def _label(text: str) -> str:

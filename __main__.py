@@ -3,7 +3,8 @@
 The config is validated whole before anything is registered (components/config); the platform
 is the cluster, its GPU capacity, the namespace, the metrics adapter and the CA
 (components/platform/__init__.py); each workload becomes one GpuService
-(components/service/gpu_service.py).
+(components/service/gpu_service.py); the stack's dashboard and alerts are StackMonitoring
+(components/service/monitoring.py).
 """
 
 import pulumi
@@ -12,6 +13,7 @@ from components import platform as platforms
 from components.config import from_pulumi
 from components.outputs import stack_outputs
 from components.service.gpu_service import GpuService, GpuServiceArgs
+from components.service.monitoring import StackMonitoring, StackMonitoringArgs
 
 config = from_pulumi()
 for advisory in config.advisories:
@@ -19,6 +21,7 @@ for advisory in config.advisories:
 
 platform = platforms.build(config)
 services = [GpuService(w.name, GpuServiceArgs(w, platform)) for w in config.workloads]
+StackMonitoring("monitoring", StackMonitoringArgs(platform))
 
 for key, value in stack_outputs(platform, services).items():
     pulumi.export(key, value)

@@ -44,6 +44,11 @@ SDK_CLASSES = {
     "gcp:compute/routerNat:RouterNat": "pulumi_gcp.compute.RouterNat",
     "gcp:container/cluster:Cluster": "pulumi_gcp.container.Cluster",
     "gcp:container/nodePool:NodePool": "pulumi_gcp.container.NodePool",
+    "gcp:monitoring/alertPolicy:AlertPolicy": "pulumi_gcp.monitoring.AlertPolicy",
+    "gcp:monitoring/dashboard:Dashboard": "pulumi_gcp.monitoring.Dashboard",
+    "gcp:monitoring/notificationChannel:NotificationChannel": (
+        "pulumi_gcp.monitoring.NotificationChannel"
+    ),
     "gcp:projects/iAMMember:IAMMember": "pulumi_gcp.projects.IAMMember",
     "gcp:serviceaccount/account:Account": "pulumi_gcp.serviceaccount.Account",
     "gcp:storage/bucketIAMMember:BucketIAMMember": "pulumi_gcp.storage.BucketIAMMember",

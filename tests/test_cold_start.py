@@ -447,7 +447,12 @@ def test_the_hpa_waits_for_the_metrics_apis_to_be_registered(run: Run) -> None:
 
 def test_no_autoscale_means_no_adapter_hpa_or_podmonitoring(run: Run) -> None:
     recording = run(_autopilot())
-    assert not recording.of_type(HPA) and not recording.of_type(POD_MONITORING)
+    assert not recording.of_type(HPA)
+    assert all("StackMonitoring" in r.parent for r in recording.of_type(POD_MONITORING)), (
+        "a fixed-size workload is scraped only for the stack's dashboard (docs/monitoring.md)"
+    )
+    quiet = run({**_autopilot(), "gke-gpu:monitoring": {"dashboard": False, "alerts": False}})
+    assert not quiet.of_type(POD_MONITORING), "with monitoring off nothing scrapes the server"
     assert not recording.of_type(API_SERVICE), "nothing extra runs for a fixed-size workload"
 
 

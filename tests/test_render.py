@@ -76,6 +76,8 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         ("apps/v1", "Deployment"),
         ("apps/v1", "Deployment"),
         ("http.keda.sh/v1alpha1", "HTTPScaledObject"),
+        ("monitoring.googleapis.com/v1", "PodMonitoring"),
+        ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
@@ -98,8 +100,9 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         "(config, certificate, Deployment, budget, egress to KEDA's interceptor only), the "
         "model's in-cluster Service with the NetworkPolicy that admits only the interceptor, "
         "the HTTPScaledObject that scales it from zero, the NetworkPolicy that admits only "
-        "gates to KEDA's interceptor and the interceptors' disruption budget, and the public "
-        "Service with the NetworkPolicy that admits the gate's TLS port"
+        "gates to KEDA's interceptor and the interceptors' disruption budget, the public "
+        "Service with the NetworkPolicy that admits the gate's TLS port, and the dashboard's "
+        "PodMonitoring of the server with the NetworkPolicy that admits only the collectors"
     )
     service = next(
         d for d in documents if d["kind"] == "Service" and d["spec"]["type"] == "LoadBalancer"

@@ -49,7 +49,10 @@ __all__ = [
 ROOT = Path(__file__).resolve().parent.parent
 GATE_TYPE = "gke-gpu:index:ApiGate"
 KEDA_TYPE = "gke-gpu:index:Keda"
+MONITORING_TYPE = "gke-gpu:index:StackMonitoring"
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
+# Components whose children are not the workload's own objects (Recording.served).
+_NOT_SERVED = (GATE_TYPE, KEDA_TYPE, MONITORING_TYPE)
 
 
 @dataclass
@@ -89,7 +92,7 @@ class Recording:
             r
             for r in self.resources
             if r.type == type_
-            and not (outside_gates and any(t + "::" in r.parent for t in (GATE_TYPE, KEDA_TYPE)))
+            and not (outside_gates and any(t + "::" in r.parent for t in _NOT_SERVED))
         ]
 
     def one(self, type_: str) -> Registration:
@@ -98,9 +101,10 @@ class Recording:
         return found[0]
 
     def served(self, type_: str) -> Registration:
-        """The one resource of `type_` outside every gate and KEDA (the workload's own
-        Deployment, its exposed Service): a gate brings a Deployment, a Service and a ConfigMap
-        of its own, KEDA its namespace, Deployments and Services."""
+        """The one resource of `type_` outside every gate, KEDA and the stack's monitoring (the
+        workload's own Deployment, its exposed Service): a gate brings a Deployment, a Service
+        and a ConfigMap of its own, KEDA its namespace, Deployments and Services, the monitoring
+        a PodMonitoring or a rules ConfigMap."""
         found = self.of_type(type_, outside_gates=True)
         assert len(found) == 1, (
             f"expected one {type_} outside gates, found {[r.name for r in found]}"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -157,7 +158,20 @@ def _node_pool(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any
     return pool_id, {**inputs, "instanceGroupUrls": []}
 
 
+def _monitoring(collection: str) -> Any:
+    """Cloud Monitoring names what it creates projects/P/<collection>/ID, the ID its own."""
+
+    def outputs(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any]]:
+        key = json.dumps(inputs.get("displayName") or inputs.get("labels"), sort_keys=True)
+        name = f"projects/{project}/{collection}/{int(_short_hash(key), 16)}"
+        return name, {**inputs, "name": name}
+
+    return outputs
+
+
 _GCP_OUTPUTS = {
+    "gcp:monitoring/notificationChannel:NotificationChannel": _monitoring("notificationChannels"),
+    "gcp:monitoring/alertPolicy:AlertPolicy": _monitoring("alertPolicies"),
     "gcp:serviceaccount/account:Account": _account,
     "gcp:container/cluster:Cluster": _cluster,
     "gcp:compute/address:Address": _address,
@@ -189,6 +203,8 @@ COMPUTED_KEYS = {
         "controlPlaneEndpointsConfig",
     ],
     "gcp:compute/address:Address": ["address"],
+    "gcp:monitoring/notificationChannel:NotificationChannel": ["name"],
+    "gcp:monitoring/alertPolicy:AlertPolicy": ["name"],
     "kubernetes:core/v1:Service": ["status"],
     "random:index/randomPassword:RandomPassword": ["result", "bcryptHash"],
     "tls:index/privateKey:PrivateKey": ["privateKeyPem", "publicKeyPem"],

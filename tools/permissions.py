@@ -40,6 +40,13 @@ container, Kubernetes Engine Admin); container.admin does not contain actAs."""
 STORAGE_ADMIN = "roles/storage.admin"
 REGISTRY_ADMIN = "roles/artifactregistry.admin"
 """artifactregistry.repoAdmin lacks artifactregistry.repositories.setIamPolicy."""
+MONITORING_EDITOR = "roles/monitoring.editor"
+"""Read-write access to the Cloud Monitoring API ("Control access with IAM", cloud.google.com/
+monitoring/access-control, Predefined roles): dashboards (monitoring.dashboards.*), alert
+policies (monitoring.alertPolicies.*) and notification channels (monitoring.notificationChannels.*,
+the permission names of cloud.google.com/iam/docs/roles-permissions/monitoring). Narrower
+predefined roles per kind (dashboard, alert policy, notification channel editors) would do too;
+their names were not confirmed here."""
 UNKNOWN = "unknown"
 """The role of a Need this module has no row for: a test fails on it, CI would get a 403."""
 
@@ -200,7 +207,20 @@ RESOURCES: dict[str, Row] = {
             else EXTERNAL_ADDRESS_PERMISSIONS
         ),
     ),
+    "gcp:monitoring/dashboard:Dashboard": Row(
+        ("monitoring.dashboards.create",), MONITORING_EDITOR, _project, "the dashboard"
+    ),
+    "gcp:monitoring/alertPolicy:AlertPolicy": Row(
+        ("monitoring.alertPolicies.create",), MONITORING_EDITOR, _project, "alert policies"
+    ),
+    "gcp:monitoring/notificationChannel:NotificationChannel": Row(
+        ("monitoring.notificationChannels.create",),
+        MONITORING_EDITOR,
+        _project,
+        "the alerts' email channels",
+    ),
 }
+
 
 INVOKES: dict[str, Row | None] = {
     # container.clusterAdmin holds resourcemanager.projects.get (so does compute.viewer).

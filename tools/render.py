@@ -4,7 +4,8 @@ It needs neither the Pulumi CLI nor a cloud account: it reads Pulumi.<stack>.yam
 become placeholders, never decrypted), runs the real __main__.py against a recording engine,
 writes build/<stack>/{plan.json,manifests.yaml,graph.md}, prints a summary, and validates every
 Kubernetes object against the Kubernetes OpenAPI schema and every resource against the policy
-pack. Exit 0: clean; 1: a schema or mandatory policy failure; 2: the config is invalid.
+pack (and the Cloud Monitoring resources against pulumi-gcp's inputs, tools/gcp_schema.py). Exit 0:
+clean; 1: a schema or mandatory policy failure; 2: the config is invalid.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import yaml
 from components.config import StackConfig, from_stack_file
 from components.config.source import read_stack_file
 from components.facts.pins import KUBERNETES_SCHEMA_VERSION
+from tools import gcp_schema
 from tools.engine import (
     MOCKED_VALUES,
     ROOT,
@@ -335,6 +337,7 @@ def _unknown_kubernetes_version(wanted: str) -> str | None:
 def _check_and_report(plan: Plan, version: str, out: Path) -> int:
     """Validate the manifests and run the policy pack, write the artifacts, print the summary."""
     plan.problems = schema_problems(plan.manifests, version)
+    plan.problems += gcp_schema.problems(plan.recording)
     mandatory, advisory = policy_findings(plan)
     plan.problems += mandatory
     plan.warnings = advisory
@@ -351,7 +354,8 @@ def _check_and_report(plan: Plan, version: str, out: Path) -> int:
         return EXIT_FAILED
     print(
         f"  OK: {len(plan.manifests)} Kubernetes objects valid against the {version} schema "
-        "(strict); no mandatory policy violated"
+        "(strict); Cloud Monitoring resources valid against pulumi-gcp's inputs; no mandatory "
+        "policy violated"
     )
     return EXIT_OK
 

@@ -8,9 +8,11 @@ from typing import Any
 from components.config import ClusterConfig, Expose, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.formats import resources
 from components.config.rules import coldstart
+from components.platform import scales_on_metric, scraped
 from components.platform.certificate import split_hosts
 from components.platform.nodepool import gke_pool_name
 from components.service import gate, haproxy
+from components.service import monitoring as monitor
 from tools import cost as costs
 from tools import permissions
 from tools.engine import Recording
@@ -399,12 +401,15 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         "nodes",
     }[e.type]
     lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
-    hpa = w.autoscale is not None and not w.autoscale.to_zero
-    scraped = f", Managed Prometheus' collectors to port {w.port} (/metrics)" if hpa else ""
+    metrics = (
+        f", Managed Prometheus' collectors to port {w.port} (/metrics)"
+        if w in scraped(config)
+        else ""
+    )
     front = "KEDA's interceptor (the gate forwards through it)" if gate.sleeps(w) else "the gate"
     lines.append(
         f"            reaches the model server directly: nothing (NetworkPolicy admits only "
-        f"{front}{scraped}; {enforced})"
+        f"{front}{metrics}; {enforced})"
     )
     return lines
 
@@ -442,6 +447,54 @@ def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
     return lines
 
 
+def monitoring_lines(config: StackConfig) -> list[str]:
+    """The dashboard and each alert with its threshold, and whom the alerts notify
+    (components/service/monitoring.py); an existing cluster's rules file."""
+    m = config.monitoring
+    if not isinstance(config.cluster, ClusterConfig):
+        if not m.alerts:
+            return ["  monitoring none (monitoring.alerts: false)"]
+        lines = [
+            f"  monitoring alerts as a Prometheus rules file: ConfigMap {config.namespace}/"
+            f"{monitor.RULES_CONFIG_MAP} (key {monitor.RULES_FILE}); load it into your "
+            "Prometheus (docs/monitoring.md), Alertmanager routes them"
+        ]
+        return lines + [
+            f"            alert {a.title}: {a.threshold}" for a in monitor.alerts(config)
+        ]
+    if not (m.dashboard or m.alerts):
+        return ["  monitoring none (monitoring.dashboard and monitoring.alerts are false)"]
+    lines = []
+    if m.dashboard:
+        title = monitor.dashboard(config)["displayName"]
+        lines.append(
+            f"  monitoring dashboard {title!r} (Cloud Monitoring): GPU utilisation and memory, "
+            "replicas, pending pods, vLLM queue, time to first token, error rate, the hourly "
+            "estimate"
+        )
+    if m.alerts:
+        first = "  monitoring " if not lines else "            "
+        lines.append(f"{first}alert policies (PromQL over Managed Service for Prometheus):")
+        lines += [f"              {a.title}: {a.threshold}" for a in monitor.alerts(config)]
+        who = [*m.notification_channels, *(f"email {e}" for e in m.emails)]
+        lines.append(
+            "            notifies: "
+            + (
+                ", ".join(who)
+                if who
+                else "no one (set monitoring.notificationChannels or monitoring.emails; the "
+                "console still lists the incidents)"
+            )
+        )
+    served = [w.name for w in scraped(config) if not scales_on_metric(w)]
+    if served:
+        lines.append(
+            f"            scrapes /metrics of {', '.join(served)} (a PodMonitoring each: the "
+            "queue, time to first token and errors come from vLLM's own metrics)"
+        )
+    return lines
+
+
 def outputs_lines(outputs: dict[str, dict[str, Any]]) -> list[str]:
     lines = ["  outputs   (values marked * are computed by the cloud at `pulumi up`)"]
     for name, entry in outputs.items():
@@ -460,6 +513,7 @@ def summary(
         lines += workload_lines(config, w)
         lines += cold_start_lines(config, w)
     lines += costs.summary_lines(config)
+    lines += monitoring_lines(config)
     lines += permissions.summary_lines(recording)
     lines += [f"  advisory  {advisory}" for advisory in config.advisories]
     lines += outputs_lines(outputs)

@@ -16,6 +16,7 @@ from components.config.problems import ConfigError, Problem, Problems
 from components.config.rules import cluster as cluster_rules
 from components.config.rules import credentials, names, sizes
 from components.config.schema import MODES, ClusterSpec, Mode, NodePoolSpec, WorkloadSpec
+from components.config.schema.monitoring import MonitoringSpec
 from components.config.source import KNOWN_KEYS
 
 
@@ -27,6 +28,7 @@ class Parsed:
     pools: list[tuple[int, NodePoolSpec]]
     workloads: list[tuple[int, WorkloadSpec]]
     namespace: Any
+    monitoring: MonitoringSpec | None
 
 
 def mode(raw_cluster: Any) -> Mode | None:
@@ -132,4 +134,12 @@ def parse_all(raw: Mapping[str, Any], raw_cluster: Any, ctx: Context, problems: 
     # A secret namespace is already reported (never shown); checking its name would echo it.
     if not problems.is_broken("namespace"):
         problems += names.namespace_problems(namespace)
-    return Parsed(cluster, pool_specs, workload_specs, namespace)
+    raw_monitoring = raw.get("monitoring")
+    monitoring = parse(
+        MonitoringSpec,
+        {} if raw_monitoring is None else raw_monitoring,
+        "monitoring",
+        problems,
+        ctx,
+    )
+    return Parsed(cluster, pool_specs, workload_specs, namespace, monitoring)

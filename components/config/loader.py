@@ -7,7 +7,8 @@ stops early, so one run reports every problem:
 2. each key parsed (keys.py, parse.py): whatever parses is checked further, and what the rules
    say about a broken value is left out, as its own problem already says what to fix;
 3. the rules: the cluster's, then POOL_RULES for each node pool and WORKLOAD_RULES for each
-   workload, each `(index, spec, context) -> problems` in the module of what it protects;
+   workload, each `(index, spec, context) -> problems` in the module of what it protects, then
+   the monitoring's (rules/monitoring.py);
 4. the decisions, each made once: the pool each workload lands on, each pool's machine, driver
    and idle nodes, each workload's requests, rollout and capacity; then the configs the
    components, the summary and the cost read (build.py).
@@ -22,7 +23,7 @@ from typing import Any, TypeVar
 
 from components.config import build, keys
 from components.config.context import Context
-from components.config.model import NodePoolConfig, StackConfig, WorkloadConfig
+from components.config.model import MonitoringConfig, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.problems import ConfigError, Problem, Problems
 from components.config.rules import (
     adapters,
@@ -36,6 +37,7 @@ from components.config.rules import (
     fit,
     machines,
     maintenance,
+    monitoring,
     mounts,
     names,
     network,
@@ -48,6 +50,7 @@ from components.config.rules import (
 )
 from components.config.rules import cluster as cluster_rules
 from components.config.schema import ClusterSpec, NodePoolSpec, WorkloadSpec
+from components.config.schema.monitoring import MonitoringSpec
 from components.facts import catalog
 
 S = TypeVar("S")
@@ -146,6 +149,8 @@ def load(
         ctx = dataclasses.replace(ctx, device_plugin=plugin)
     node_pools, fits = _fit(drafts, placed, parsed.cluster, problems)
     decided = _decide(placed, node_pools, fits, ctx, problems)
+    if parsed.monitoring is not None:
+        problems += monitoring.problems(parsed.monitoring, ctx)
     reported = problems.final()
     if reported:
         raise ConfigError(reported)
@@ -322,4 +327,5 @@ def _stack(
         secrets=tuple(sorted({key for w in built for _, key in w.secret_env})),
         image_repositories=repositories,
         advisories=(*coldstart.advisories(built), *elsewhere),
+        monitoring=build.from_spec(MonitoringConfig, parsed.monitoring or MonitoringSpec()),
     )

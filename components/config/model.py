@@ -419,6 +419,24 @@ class WorkloadConfig:
 
 
 @dataclass(frozen=True)
+class MonitoringConfig:
+    """`monitoring`: the stack's dashboard and alerts (components/service/monitoring.py)."""
+
+    dashboard: bool = True
+    alerts: bool = True
+    gpu_idle_seconds: int = 3600
+    """A GPU under 1% utilisation this long, its node running, fires the idle alert."""
+    error_rate_percent: int = 5
+    """Aborted or failed requests above this share over 5 minutes fire the error alert."""
+    pending_seconds: int = 900
+    """A pod unschedulable this long (waiting for GPU capacity) fires the pending alert."""
+    notification_channels: tuple[str, ...] = ()
+    """Existing channels by resource name (projects/P/notificationChannels/ID)."""
+    emails: tuple[str, ...] = ()
+    """Addresses the stack creates an email channel for."""
+
+
+@dataclass(frozen=True)
 class StackConfig:
     project: str
     """gcp:project; empty in existing mode, which creates no Google Cloud resource."""
@@ -437,6 +455,8 @@ class StackConfig:
     advisories: tuple[str, ...] = field(default=())
     """Settings that work but do not do what they promise (e.g. image streaming of an image
     outside Artifact Registry): shown by `pulumi up` (a warning) and the offline plan."""
+    monitoring: MonitoringConfig = field(default=MonitoringConfig())
+    """The dashboard and alerts (on by default)."""
 
     @property
     def production(self) -> bool:

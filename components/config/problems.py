@@ -73,7 +73,15 @@ class Problems:
         return sorted(result, key=lambda p: _by_path(p.path))
 
 
-_SECTIONS = ("gcp:", "gke-gpu:", "cluster", "devicePlugin", "nodePools", "workloads")
+_SECTIONS = (
+    "gcp:",
+    "gke-gpu:",
+    "cluster",
+    "devicePlugin",
+    "nodePools",
+    "workloads",
+    "monitoring",
+)
 
 
 def _by_path(path: str) -> tuple[int, int]:

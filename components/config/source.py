@@ -28,8 +28,8 @@ from components.config.model import NAMESPACE
 from components.config.problems import ConfigError, Problem
 
 # Keys whose value is a JSON object or list; the others are plain strings.
-STRUCTURED = ("cluster", "nodePools", "workloads", "devicePlugin")
-KNOWN_KEYS = ("cluster", "nodePools", "workloads", "namespace", "devicePlugin")
+STRUCTURED = ("cluster", "nodePools", "workloads", "devicePlugin", "monitoring")
+KNOWN_KEYS = ("cluster", "nodePools", "workloads", "namespace", "devicePlugin", "monitoring")
 # Namespaces a stack of this project legitimately carries.
 OTHER_NAMESPACES = ("gcp", "kubernetes", "random", "pulumi")
 SECRET_PLACEHOLDER = "<secret>"

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.config import NAMESPACE, ExistingClusterConfig, Secret, StackConfig
+from components.config import (
+    NAMESPACE,
+    ExistingClusterConfig,
+    Secret,
+    StackConfig,
+    WorkloadConfig,
+)
 from components.platform.certificate import CertificateAuthority, CertificateAuthorityArgs
 from components.platform.cluster import (
     ExistingCluster,
@@ -55,6 +61,25 @@ class Platform:
         return pulumi.ResourceOptions(providers=[self.cluster.provider])
 
 
+def scales_on_metric(w: WorkloadConfig) -> bool:
+    """An HPA on a server metric (Autoscaler): Managed Service for Prometheus scrapes it."""
+    return w.autoscale is not None and not w.autoscale.to_zero
+
+
+def scraped(config: StackConfig) -> tuple[WorkloadConfig, ...]:
+    """Workloads whose /metrics Managed Service for Prometheus scrapes, so the namespace admits
+    its collectors to their port: an HPA's metric (the Autoscaler's PodMonitoring), and on GKE
+    with monitoring on, every vLLM server (StackMonitoring's PodMonitoring: the dashboard's queue,
+    time to first token and errors, and the error alert, read its metrics)."""
+    m = config.monitoring
+    watched = not isinstance(config.cluster, ExistingClusterConfig) and (m.dashboard or m.alerts)
+    return tuple(
+        w
+        for w in config.workloads
+        if w.port and (scales_on_metric(w) or (watched and w.model is not None and w.kind != "Job"))
+    )
+
+
 def build(config: StackConfig) -> Platform:
     if isinstance(config.cluster, ExistingClusterConfig):
         cluster, capacity, protect = _existing(config.cluster)
@@ -67,11 +92,7 @@ def build(config: StackConfig) -> Platform:
         WorkloadNamespaceArgs(
             name=config.namespace,
             protect=protect,
-            scraped=tuple(
-                (w.name, w.port)
-                for w in config.workloads
-                if w.autoscale and not w.autoscale.to_zero and w.port
-            ),
+            scraped=tuple((w.name, w.port) for w in scraped(config) if w.port),
         ),
         opts=k8s_opts,
     )

@@ -122,7 +122,7 @@ def placement_problems(ctx: Context, workloads: int) -> Iterator[Problem]:
     would reach the cluster in plain text (an image, a count), so it is refused, naming the key
     path only; the loader skips those values, so nothing else shows them."""
     secure = sorted(ctx.secure_paths or ())
-    for key in ("nodePools", "namespace", "devicePlugin"):
+    for key in ("nodePools", "namespace", "devicePlugin", "monitoring"):
         if key not in ctx.secret_keys:
             continue
         yield from [

@@ -12,6 +12,7 @@ from components.config.schema.cluster import (
     ClusterSpec,
     DevicePluginSpec,
 )
+from components.config.schema.monitoring import MonitoringSpec
 from components.config.schema.pools import (
     NodePoolSpec,
 )
@@ -109,5 +110,18 @@ STACK_KEYS: tuple[StackKey, ...] = (
         Default: `gke-gpu`
         """,
         pattern=formats.K8S_NAME,
+    ),
+    StackKey(
+        "gke-gpu:monitoring",
+        "object",
+        """The stack's Cloud Monitoring dashboard and alert policies, and who the alerts notify.
+
+        An existing cluster gets the alerts as a Prometheus rules file instead (a ConfigMap for
+        your own Prometheus). See [Monitoring](monitoring.md).
+
+        Default: `{}`: a dashboard and the three alerts, notifying no one until
+        `notificationChannels` or `emails` are set
+        """,
+        MonitoringSpec,
     ),
 )

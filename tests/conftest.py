@@ -123,3 +123,14 @@ settings.register_profile("dev", max_examples=CI_EXAMPLES, deadline=None, print_
 settings.register_profile("long", max_examples=2000, deadline=None, print_blob=True)
 _in_ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _in_ci else "dev"))
+
+
+# The shipped stacks, run once per test session: tests read their recordings, never change them.
+@pytest.fixture(scope="session")
+def dev() -> Recording:
+    return run_program(stack_config("dev"), stack="dev")
+
+
+@pytest.fixture(scope="session")
+def prod() -> Recording:
+    return run_program(stack_config("prod"), stack="prod")

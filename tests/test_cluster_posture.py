@@ -23,20 +23,6 @@ PROD_CLUSTER_URN = (
 )
 
 
-@pytest.fixture(scope="module")
-def prod() -> Recording:
-    from tools.engine import run_program
-
-    return run_program(stack_config("prod"), stack="prod")
-
-
-@pytest.fixture(scope="module")
-def dev() -> Recording:
-    from tools.engine import run_program
-
-    return run_program(stack_config("dev"), stack="dev")
-
-
 def _server(recording: Recording) -> dict[str, str]:
     document = yaml.safe_load(recording.stack_outputs["kubeconfig"])
     cluster: dict[str, str] = document["clusters"][0]["cluster"]

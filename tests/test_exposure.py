@@ -426,13 +426,6 @@ def test_a_given_node_service_account_is_used_and_none_is_created(standard: dict
 # --- the control plane -------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def prod() -> Recording:
-    from tools.engine import run_program
-
-    return run_program(stack_config("prod"), stack="prod")
-
-
 def test_prod_asks_for_the_external_dns_endpoint_and_the_kubeconfig_uses_it(
     prod: Recording,
 ) -> None:

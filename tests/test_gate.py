@@ -33,8 +33,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from components.config.rules.exposure import VLLM_PATHS
 from components.service import haproxy
-from tests.conftest import SERVICE, stack_config
-from tools.engine import ROOT, STATIC_EXTERNAL_IP, Recording, run_program
+from tests.conftest import SERVICE
+from tools.engine import ROOT, STATIC_EXTERNAL_IP, Recording
 
 HAPROXY = shutil.which("haproxy") or (
     "/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None
@@ -51,11 +51,6 @@ MATRIX = ROOT / "build" / "gate" / "matrix.md"
 
 
 # --- what the program asks for -----------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def dev() -> Recording:
-    return run_program(stack_config("dev"), stack="dev")
 
 
 def _named(recording: Recording, name: str) -> dict[str, Any]:

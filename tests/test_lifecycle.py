@@ -34,11 +34,6 @@ ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
 STACK = "pulumi:pulumi:Stack"
 
 
-@pytest.fixture(scope="module")
-def prod() -> Recording:
-    return run_program(stack_config("prod"), stack="prod")
-
-
 def _gpu_pool(recording: Recording) -> Any:
     (pool,) = [
         r for r in recording.of_type(NODE_POOL) if r.inputs["nodeConfig"].get("guestAccelerators")

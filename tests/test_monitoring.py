@@ -20,7 +20,7 @@ from components.service import cost
 from components.service import monitoring as monitor
 from tests.conftest import CONFIG_MAP, MINIMAL, ROOT, Run, stack_config
 from tools import gcp_schema, render, summary
-from tools.engine import Recording, Registration, run_program
+from tools.engine import Recording, Registration
 
 DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
@@ -29,16 +29,6 @@ POD_MONITORING = "kubernetes:monitoring.googleapis.com/v1:PodMonitoring"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 KUBEADM = ROOT / "examples" / "Pulumi.kubeadm.yaml"
 CHANNEL_NAME = "projects/acme-ml-test/notificationChannels/4711"
-
-
-@pytest.fixture(scope="module")
-def dev() -> Recording:
-    return run_program(stack_config("dev"), stack="dev")
-
-
-@pytest.fixture(scope="module")
-def prod() -> Recording:
-    return run_program(stack_config("prod"), stack="prod")
 
 
 def _config(**monitoring: Any) -> StackConfig:

@@ -38,20 +38,6 @@ def _gpu_pools(recording: Recording) -> list[Any]:
 # --- the dev stack -----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def dev() -> Recording:
-    from tools.engine import run_program
-
-    return run_program(stack_config("dev"), stack="dev")
-
-
-@pytest.fixture(scope="module")
-def prod() -> Recording:
-    from tools.engine import run_program
-
-    return run_program(stack_config("prod"), stack="prod")
-
-
 def test_dev_stack_is_an_autopilot_cluster_that_destroy_can_delete(dev: Recording) -> None:
     cluster = dev.one(CLUSTER).inputs
     assert cluster["enableAutopilot"] is True, "dev is the cheapest path: Autopilot, no pools"

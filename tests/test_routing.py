@@ -53,11 +53,6 @@ ADDRESSES = ("127.0.0.2", "127.0.0.3")
 SYSTEM = "You are a support agent for Acme. " * 20
 
 
-@pytest.fixture(scope="module")
-def prod() -> Recording:
-    return run_program(stack_config("prod"), stack="prod")
-
-
 def _inputs(recording: Recording, name: str) -> dict[str, Any]:
     return recording.named(name).inputs
 

@@ -24,18 +24,13 @@ from components.platform import keda
 from tests.conftest import STANDARD, Run, stack_config, vllm_workload_problems
 from tools import render
 from tools.crd_schema import crd_file, file_name
-from tools.engine import ROOT, Recording, run_program
+from tools.engine import ROOT, Recording
 
 HTTP_SCALED_OBJECT = "kubernetes:http.keda.sh/v1alpha1:HTTPScaledObject"
 HPA = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 API_SERVICE = "kubernetes:apiregistration.k8s.io/v1:APIService"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 SERVICE = "kubernetes:core/v1:Service"
-
-
-@pytest.fixture(scope="module")
-def dev() -> Recording:
-    return run_program(stack_config("dev"), stack="dev")
 
 
 def _named(recording: Recording, type_: str, name: str) -> dict[str, Any]:

@@ -33,6 +33,23 @@ def external_metric_name(metric: str) -> str:
     return f"prometheus.googleapis.com|{metric}|gauge"
 
 
+def pod_monitoring(
+    name: str, w: WorkloadConfig, namespace: pulumi.Input[str], opts: pulumi.ResourceOptions
+) -> k8s.apiextensions.CustomResource:
+    """Managed Service for Prometheus scrapes the server's /metrics (the HPA's metric, the
+    dashboard's and the alerts' series)."""
+    return k8s.apiextensions.CustomResource(
+        name,
+        api_version="monitoring.googleapis.com/v1",
+        kind="PodMonitoring",
+        metadata=manifest(
+            {"name": w.name, "namespace": namespace, "labels": workload_labels(w.name)}
+        ),
+        spec=manifest(pod_monitoring_spec(w)),
+        opts=opts,
+    )
+
+
 def pod_monitoring_spec(w: WorkloadConfig) -> dict[str, Any]:
     return {
         "selector": {"matchLabels": selector_labels(w.name)},
@@ -82,13 +99,8 @@ class Autoscaler(pulumi.ComponentResource):
         if w.autoscale is None:
             raise ValueError("AutoscalerArgs.workload has no autoscale settings")
         metadata = {"name": w.name, "namespace": args.namespace, "labels": workload_labels(w.name)}
-        k8s.apiextensions.CustomResource(
-            f"{name}-podmonitoring",
-            api_version="monitoring.googleapis.com/v1",
-            kind="PodMonitoring",
-            metadata=manifest(metadata),
-            spec=manifest(pod_monitoring_spec(w)),
-            opts=pulumi.ResourceOptions(parent=self),
+        pod_monitoring(
+            f"{name}-podmonitoring", w, args.namespace, pulumi.ResourceOptions(parent=self)
         )
         hpa = k8s.autoscaling.v2.HorizontalPodAutoscaler(
             f"{name}-hpa",

@@ -36,10 +36,10 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.config import NAMESPACE, ClusterConfig, StackConfig
-from components.facts.labels import MANAGED_BY_LABEL, PART_OF_LABEL, workload_labels
+from components.facts.labels import MANAGED_BY_LABEL, PART_OF_LABEL
 from components.manifest import manifest
 from components.platform import Platform, scales_on_metric, scraped
-from components.service.autoscaler import pod_monitoring_spec
+from components.service.autoscaler import pod_monitoring
 from components.service.cost import Hourly, hourly
 
 # Cloud Monitoring evaluates a PromQL condition at this interval (PrometheusQueryLanguageCondition
@@ -386,18 +386,11 @@ class StackMonitoring(pulumi.ComponentResource):
         for w in scraped(platform.config):
             if scales_on_metric(w):
                 continue  # its Autoscaler's PodMonitoring scrapes it
-            metadata = {
-                "name": w.name,
-                "namespace": platform.namespace.name,
-                "labels": workload_labels(w.name),
-            }
-            k8s.apiextensions.CustomResource(
+            pod_monitoring(
                 f"{name}-podmonitoring-{w.name}",
-                api_version="monitoring.googleapis.com/v1",
-                kind="PodMonitoring",
-                metadata=manifest(metadata),
-                spec=manifest(pod_monitoring_spec(w)),
-                opts=pulumi.ResourceOptions(parent=self, providers=[platform.cluster.provider]),
+                w,
+                platform.namespace.name,
+                pulumi.ResourceOptions(parent=self, providers=[platform.cluster.provider]),
             )
 
     def _rules(self, name: str, platform: Platform) -> None:

@@ -114,6 +114,8 @@ def test_the_models_output_lists_the_base_model_then_each_adapter(run: Run) -> N
             "set from adapters",
         ),
         ({"adapterMaxRank": 24}, "workloads[0].adapterMaxRank:", "16"),
+        # A quoted rank reads as a string in YAML: say so, not just "not allowed".
+        ({"adapterMaxRank": "16"}, "workloads[0].adapterMaxRank:", "without quotes"),
         ({"adapterMaxRank": 32}, "workloads[0].adapterMaxRank:", "has none"),
         (
             {"secondaryBootDisk": "global/images/vllm-cache"},

@@ -166,7 +166,10 @@ def _text(err: ErrorDetails, model: type[Model], path: str, ctx: Context) -> str
             fix = " (YAML 1.2 reads only true/false as booleans; write a number.)"
         return f"expected {_EXPECTED[kind]}, got {got}.{fix}"
     if kind == "literal_error":
-        return f"{ctx.show(path, value)} is not allowed. Use one of: {details.get('expected', '')}."
+        expected = str(details.get("expected", ""))
+        quoted = isinstance(value, str) and value.strip().isdigit() and value.strip() in expected
+        fix = " Write the number without quotes." if quoted else ""
+        return f"{ctx.show(path, value)} is not allowed. Use one of: {expected}.{fix}"
     bounds = {
         "greater_than_equal": ("at least", "ge"),
         "less_than_equal": ("at most", "le"),

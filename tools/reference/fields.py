@@ -147,7 +147,7 @@ def _type_name(tp: Any) -> str:
         origin = get_origin(inner)
         if inner is bool:
             name = "boolean"
-        elif inner is int:
+        elif inner is int or (origin is Literal and all(type(v) is int for v in get_args(inner))):
             name = "integer"
         elif inner is str or origin is Literal:
             name = "string"

@@ -274,8 +274,9 @@ def capacity_problems(
         Problem(
             f"nodePools[{index}].maxNodes",
             f"{pool.max_nodes} node(s) of {fit.machine.name} hold fewer pods than {names} need at "
-            f"their replicas: {needed} nodes. Raise maxNodes to {needed}, or lower replicas: the "
-            "extra pods would stay Pending and `pulumi up` would wait for them.",
+            f"their replicas (or autoscale.maxReplicas): {needed} nodes. Raise maxNodes to "
+            f"{needed}, or lower replicas or autoscale.maxReplicas: the extra pods would stay "
+            "Pending, holding requests or a `pulumi up` that waits for them.",
         )
     ]
 

@@ -175,11 +175,13 @@ def scoped(obj: dict[str, Any], namespace: str) -> dict[str, Any]:
     return obj
 
 
-def always_on_requests() -> list[tuple[str, int, str, str]]:
-    """(Deployment, replicas, cpu, memory) of the pods KEDA keeps up whatever the load."""
+@cache
+def always_on_requests() -> tuple[tuple[str, int, str, str], ...]:
+    """(Deployment, replicas, cpu, memory) of the pods KEDA keeps up whatever the load: read
+    from the vendored objects as they are (no copy: nothing here changes them)."""
     found = []
     for path in (CORE, HTTP_ADD_ON):
-        for obj in objects(path):
+        for obj in _load(path):
             for container in _containers(obj):
                 requests = container["resources"]["requests"]
                 name = obj["metadata"]["name"]
@@ -189,7 +191,7 @@ def always_on_requests() -> list[tuple[str, int, str, str]]:
                     else obj["spec"].get("replicas", 1)
                 )
                 found.append((name, replicas, requests["cpu"], requests["memory"]))
-    return found
+    return tuple(found)
 
 
 # apiVersion -> the pulumi_kubernetes module of typed classes.

@@ -16,6 +16,7 @@ at its first priority; the summary lists what each fallback costs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from components.config import (
@@ -193,7 +194,7 @@ def _keda_line() -> Line:
     )
 
 
-def _requests_text(pods: list[tuple[str, int, str, str]]) -> str:
+def _requests_text(pods: Sequence[tuple[str, int, str, str]]) -> str:
     shapes = sorted({(cpu, memory) for _, _, cpu, memory in pods})
     return ", ".join(f"{cpu} CPU / {memory}" for cpu, memory in shapes) + " each"
 

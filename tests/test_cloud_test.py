@@ -178,7 +178,7 @@ def test_the_cloud_test_runs_weekly_and_by_hand() -> None:
     "command",
     [
         "pulumi up --yes",
-        "pulumi preview --expect-no-changes",
+        "pulumi preview --refresh --expect-no-changes",
         "python -m tools.smoke",
         "pulumi config set --path",
         "pulumi destroy --yes",
@@ -192,14 +192,22 @@ def test_the_stack_is_destroyed_whatever_failed_before() -> None:
     steps = _steps()
     names = [s.get("name", "") for s in steps]
     destroy = steps[names.index("Destroy")]
-    assert str(destroy.get("if", "")).startswith("${{ always()"), (
-        "a failed check must not leave a GPU cluster running in the sandbox"
+    assert (
+        str(destroy.get("if", "")) == "${{ always() && steps.stack.outputs.exists == 'true' }}"
+    ), (
+        "a failed check, or a failed takeover of a leftover stack, must not leave a GPU cluster "
+        "running in the sandbox: destroy runs whenever the stack exists"
     )
+    for name in ("A second up changes nothing", "Smoke test"):
+        step = steps[names.index(name)]
+        assert "steps.up.outcome == 'success'" in str(step.get("if", "")), (
+            f"{name!r} runs whatever the check before it said, so one failure hides no other"
+        )
     order = [
         next(i for i, s in enumerate(steps) if command in s.get("run", ""))
         for command in (
             "pulumi up --yes",
-            "pulumi preview --expect-no-changes",
+            "pulumi preview --refresh --expect-no-changes",
             "python -m tools.smoke",
             "pulumi config set --path",
             "pulumi destroy --yes",

@@ -89,7 +89,12 @@ def test_the_dashboard_json_uses_only_the_dashboards_apis_field_names(dev: Recor
     )
     columns = document["mosaicLayout"]["columns"]
     for tile in document["mosaicLayout"]["tiles"]:
-        assert tile["xPos"] + tile["width"] <= columns, "a tile wider than the grid is refused"
+        assert tile.get("xPos", 0) + tile["width"] <= columns, (
+            "a tile wider than the grid is refused"
+        )
+        assert 0 not in (tile.get("xPos"), tile.get("yPos")), (
+            "the API returns no zero positions: a 0 sent would show a diff on every refresh"
+        )
 
 
 def test_every_chart_unit_is_a_metric_descriptor_unit(dev: Recording) -> None:

@@ -116,6 +116,8 @@ class Behaviour:
     any_key: bool = False
     """Any Authorization header passes (a key nobody compares)."""
     completion_status: int = 200
+    echo_padding: int = 0
+    """Characters of error text before the echoed header (the excerpt cuts long messages)."""
     asleep_for: float = 0.0
     """Seconds after start during which every request gets 503 (a model waking up)."""
     started: float = field(default_factory=time.monotonic)
@@ -161,7 +163,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command == "POST" and self.path == "/v1/completions":
             if behaviour.completion_status != 200:
                 # Some servers echo the request's headers into their errors.
-                message = f"CUDA out of memory (request had Authorization: {auth})"
+                padding = "x" * behaviour.echo_padding
+                message = f"CUDA out of memory {padding}(request had Authorization: {auth})"
                 error = {"error": {"message": message, "code": 500}}
                 return self._json(behaviour.completion_status, error)
             request = json.loads(body)
@@ -404,6 +407,50 @@ def test_a_failing_completion_fails_with_the_servers_message(
     assert "CUDA out of memory" in line, "the server's own message tells the user what broke"
     assert "Authorization: Bearer <apiKey>" in line, "a key the server echoes is masked"
     _no_secret(run)
+
+
+def test_a_key_the_server_echoes_is_hidden_even_where_the_excerpt_cuts_it(
+    serve: Callable[..., tuple[Stub, str]], ca: Ca, tmp_path: Path
+) -> None:
+    # 150 characters of message first: the excerpt's cut falls inside the echoed key.
+    _, url = serve(Behaviour(completion_status=500, echo_padding=150), pem=ca.server_pem())
+    run = _smoke(_outputs(url, ca), tmp_path)
+    assert run.code == 1, run.out
+    printed = run.out + run.err
+    leaked = [n for n in range(8, len(KEY) + 1) if KEY[:n] in printed]
+    assert not leaked, (
+        f"{max(leaked)} characters of the key reached the output (and a CI log): a cut-off "
+        "echo must be hidden too"
+    )
+
+
+def test_a_plain_http_endpoint_is_refused_unless_asked_for(
+    serve: Callable[..., tuple[Stub, str]], tmp_path: Path
+) -> None:
+    stub, url = serve()
+    refused = _smoke(_outputs(url, None), tmp_path)
+    assert refused.code == 1 and refused.line("TLS").startswith("FAIL  TLS: no TLS"), refused.out
+    assert stub.seen == [], "without TLS the key is not sent unless the user says so"
+    allowed = _smoke(_outputs(url, None), tmp_path, "--allow-plain-http")
+    assert allowed.code == 0 and "key in clear" in allowed.line("TLS"), allowed.out
+
+
+def test_a_malformed_ca_output_is_a_usage_error_without_a_traceback(tmp_path: Path) -> None:
+    run = _smoke(_outputs("https://127.0.0.1:1", None, caCertificate="not a pem"), tmp_path)
+    assert run.code == 2 and "caCertificate" in run.err, run.err
+    assert "Traceback" not in run.err, run.err
+
+
+def test_a_key_from_the_environment_checks_a_workload_that_sets_its_own(
+    serve: Callable[..., tuple[Stub, str]], ca: Ca, tmp_path: Path, monkeypatch: Any
+) -> None:
+    own = "own-key-" + "z" * 40
+    _, url = serve(Behaviour(key=own), pem=ca.server_pem())
+    outputs = {k: v for k, v in _outputs(url, ca).items() if k not in ("apiKey", "apiKeys")}
+    monkeypatch.setenv("LLM_KEY", own)
+    run = _smoke(outputs, tmp_path, "--key-env", "LLM_KEY")
+    assert run.code == 0, run.out
+    assert own not in run.out + run.err, "a key from the environment is hidden like the output's"
 
 
 # --- a sleeping model --------------------------------------------------------------------------

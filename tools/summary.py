@@ -70,7 +70,8 @@ def maintenance_lines(cluster: ClusterConfig) -> list[str]:
     start, end = window.start[11:16], window.end[11:16]
     lines = [
         f"            maintenance window {start}-{end} UTC, {window.recurrence} (first "
-        f"{window.start[:10]}); GKE upgrades, and recreates GPU nodes, only then"
+        f"{window.start[:10]}); GKE schedules its upgrades, which recreate GPU nodes, only "
+        "then (what may still happen outside it: docs/day-2.md)"
     ]
     lines += [
         f"            maintenance exclusion {e.name}: {e.start} to {e.end}, {e.scope}"

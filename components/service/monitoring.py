@@ -261,17 +261,23 @@ def alerts_text(config: StackConfig) -> str:
 
 
 def dashboard(config: StackConfig) -> dict[str, Any]:
-    """The dashboard's JSON (Dashboard.dashboardJson): two tiles a row."""
-    tiles = [
-        {
-            "xPos": (i % 2) * TILE_WIDTH,
-            "yPos": (i // 2) * TILE_HEIGHT,
-            "width": TILE_WIDTH,
-            "height": TILE_HEIGHT,
-            "widget": widget,
-        }
-        for i, widget in enumerate(charts(config))
-    ]
+    """The dashboard's JSON (Dashboard.dashboardJson): two tiles a row.
+
+    A position of 0 is left out: the Dashboards API omits zero-valued tile positions from what
+    it returns, so a 0 sent would differ from the state read back on every refresh
+    (terraform-provider-google resource_monitoring_dashboard.go,
+    stripMonitoringDashboardZeroTilePositions: "The API omits zero-valued tile positions")."""
+    tiles = []
+    for i, widget in enumerate(charts(config)):
+        position = {"xPos": (i % 2) * TILE_WIDTH, "yPos": (i // 2) * TILE_HEIGHT}
+        tiles.append(
+            {
+                **{key: value for key, value in position.items() if value},
+                "width": TILE_WIDTH,
+                "height": TILE_HEIGHT,
+                "widget": widget,
+            }
+        )
     return {
         "displayName": display_name(config, "GPUs, replicas, queue and cost"),
         "mosaicLayout": {"columns": COLUMNS, "tiles": tiles},

@@ -15,7 +15,9 @@ usage or the outputs lack what the checks need.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import http.client
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -30,17 +32,15 @@ from tools.smoke.settings import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    hide,
 )
 
 
 def run(target: Target, wait: float, timeout: float, out: IO[str], err: IO[str]) -> int:
     """Every check in order, one line each on `out`; progress while waiting on `err`."""
-    hidden = [target.key] if target.key else []
 
     def say(stream: IO[str], text: str) -> None:
-        for secret in hidden:
-            text = text.replace(secret, "<apiKey>")
-        print(text, file=stream, flush=True)
+        print(hide(text, target.key), file=stream, flush=True)
 
     deadline = time.monotonic() + wait
     endpoint = Endpoint(target.url, target.ca_pem, timeout, deadline, lambda t: say(err, t))
@@ -93,6 +93,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--adapter", action="append", default=[], help="an adapter it must list too (repeatable)"
     )
     parser.add_argument(
+        "--key-env",
+        metavar="VAR",
+        help="read the key from this environment variable (a workload that sets its own key)",
+    )
+    parser.add_argument(
+        "--allow-plain-http",
+        action="store_true",
+        help="check an http:// endpoint (expose.tls: false); the key is sent in clear",
+    )
+    parser.add_argument(
         "--wait",
         type=float,
         default=DEFAULT_WAIT_SECONDS,
@@ -115,6 +125,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         chosen = target_of(
             read_outputs(args.stack, args.outputs), args.workload, args.model, args.adapter
         )
+        if args.key_env is not None:
+            key = os.environ.get(args.key_env)
+            if not key:
+                raise UsageError(f"--key-env {args.key_env}: that variable is not set or empty")
+            chosen = dataclasses.replace(chosen, key=key)
+        chosen = dataclasses.replace(chosen, allow_plain_http=args.allow_plain_http)
     except UsageError as error:
         print(f"gke-gpu smoke: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -46,7 +46,18 @@ def check_tls(endpoint: Endpoint, target: Target) -> Result:
                 "serve the endpoint over HTTPS (remove expose.tls: false) and `pulumi up`",
                 final=True,
             )
-        return Result(name, True, f"none: {target.url} is plain http (expose.tls: false)")
+        if not target.allow_plain_http:
+            return Result(
+                name,
+                False,
+                f"no TLS: {target.url} is plain http; the checks would send the key in clear text",
+                "serve it over HTTPS (remove expose.tls: false), or pass --allow-plain-http to "
+                "check an endpoint you made plain on purpose",
+                final=True,
+            )
+        return Result(
+            name, True, f"none: {target.url} is plain http (--allow-plain-http: key in clear)"
+        )
     trust = "the stack's CA (caCertificate)" if target.ca_pem else "the system's trust store"
     try:
         endpoint.handshake().close()

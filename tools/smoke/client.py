@@ -18,6 +18,7 @@ from tools.smoke.settings import (
     LONGEST_RETRY_SECONDS,
     RETRIED_ERRORS,
     WAKING,
+    hide,
 )
 
 T = TypeVar("T")
@@ -128,7 +129,9 @@ class Endpoint:
             response = connection.getresponse()
             if stream and response.status == 200:
                 return _read_stream(response, started)
-            return Answer(response.status, response.read())
+            # Hidden before anything reads it: an error may echo the header it was sent.
+            body = hide(response.read().decode("utf-8", "replace"), key).encode()
+            return Answer(response.status, body)
         finally:
             connection.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -25,6 +26,8 @@ class Target:
     ca_pem: str | None
     models: tuple[str, ...]
     """The names /v1/models must list, the model first; empty: whatever it serves."""
+    allow_plain_http: bool = False
+    """An endpoint with expose.tls: false is checked (its key crosses the network in clear)."""
 
 
 def read_outputs(stack: str | None, outputs_file: str | None) -> dict[str, Any]:
@@ -94,6 +97,14 @@ def target_of(
     ca = outputs.get("caCertificate")
     if ca is not None and not isinstance(ca, str):
         raise UsageError("the caCertificate output is not a PEM string")
+    if ca is not None:
+        try:
+            ssl.create_default_context(cadata=ca)
+        except (ssl.SSLError, ValueError):
+            raise UsageError(
+                "the caCertificate output is not a PEM certificate: pass the outputs of "
+                "`pulumi stack output --json --show-secrets` unchanged"
+            ) from None
     if model is not None:
         expected = (model, *adapters)
     else:

@@ -20,3 +20,18 @@ FIRST_RETRY_SECONDS, LONGEST_RETRY_SECONDS = 0.5, 30.0
 HELD_SECONDS = 3.0
 PROMPT = "GPUs are"
 MAX_TOKENS = 8
+# The shortest run of the key that is still hidden when a server echoes part of it.
+SHORTEST_HIDDEN = 8
+
+
+def hide(text: str, secret: str | None) -> str:
+    """`text` with the key, and any part of it a server cut short (8 characters or more), shown
+    as <apiKey>: what is printed, and what reaches a CI log, never holds it."""
+    if not secret:
+        return text
+    for length in range(len(secret), SHORTEST_HIDDEN - 1, -1):
+        for start in range(len(secret) - length + 1):
+            part = secret[start : start + length]
+            if part in text:
+                text = text.replace(part, "<apiKey>")
+    return text

@@ -73,6 +73,7 @@ def summary_lines(config: StackConfig) -> list[str]:
         )
     lines.append(
         "            not included: disks, load balancers, Cloud NAT, egress, Autopilot's premium, "
-        "flex-start prices, sustained-use or committed-use discounts"
+        "flex-start prices, Managed Prometheus samples (the metrics the dashboard and alerts "
+        "read), sustained-use or committed-use discounts"
     )
     return lines

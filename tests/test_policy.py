@@ -70,6 +70,7 @@ RULE_LEVELS = {
     "secrets-encrypted-in-prod": "mandatory",
     "binary-authorization-in-prod": "advisory",
     "security-posture-in-prod": "advisory",
+    "alerts-notify-someone-in-prod": "advisory",
     "production-marker-kept": "mandatory",
 }
 PRODUCTION_RULES = {name for name in RULE_LEVELS if name.endswith("-in-prod")} | {
@@ -1236,3 +1237,37 @@ def test_the_pack_manifest_installs_its_own_locked_venv() -> None:
         "the tests must run against the pulumi-policy the pack pins"
     )
     assert pin in root["dependency-groups"]["policy"]
+
+
+# --- alerts-notify-someone-in-prod ------------------------------------------------------------
+
+ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
+
+
+def test_a_production_alert_policy_that_notifies_no_one_is_reported_and_only_warns(
+    prod: Recording,
+) -> None:
+    policy = prod.of_type(ALERT_POLICY)[0].inputs
+    assert policy.get("notificationChannels"), "prod's stack file names who is told"
+    silent = {k: v for k, v in policy.items() if k != "notificationChannels"}
+    violations = [
+        v
+        for v in evaluate_rules(ALERT_POLICY, silent, "prod")
+        if v.rule == "alerts-notify-someone-in-prod"
+    ]
+    assert [v.enforcement for v in violations] == ["advisory"], (
+        "without channels a production incident shows only in the console: the pack must say "
+        f"so, as a warning: {violations}"
+    )
+    assert "monitoring.notificationChannels" in violations[0].message
+
+
+def test_alert_policies_with_a_channel_or_outside_production_pass(prod: Recording) -> None:
+    policy = prod.of_type(ALERT_POLICY)[0].inputs
+    channel = "projects/acme-ml-prod/notificationChannels/42"
+    notified = {**policy, "notificationChannels": [channel]}
+    unmarked = {**policy, "userLabels": {"stack": "dev"}}
+    assert fired("alerts-notify-someone-in-prod", ALERT_POLICY, notified, "prod") == []
+    assert fired("alerts-notify-someone-in-prod", ALERT_POLICY, unmarked, "dev") == [], (
+        "a dev stack's alerts may notify no one"
+    )

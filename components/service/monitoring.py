@@ -36,7 +36,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.config import NAMESPACE, ClusterConfig, StackConfig
-from components.facts.labels import MANAGED_BY_LABEL, PART_OF_LABEL
+from components.facts.labels import MANAGED_BY_LABEL, PART_OF_LABEL, PRODUCTION_CLUSTER_LABEL
 from components.manifest import manifest
 from components.platform import Platform, scales_on_metric, scraped
 from components.service.autoscaler import pod_monitoring
@@ -440,7 +440,13 @@ def alert_policy_args(config: StackConfig, alert: Alert) -> dict[str, Any]:
             "content": f"{alert.threshold}.\n\n{alert.why}",
             "mime_type": "text/markdown",
         },
-        "user_labels": {"stack": _label(config.stack), "managed-by": "pulumi"},
+        # The production marker, as on the cluster (the policy pack's
+        # alerts-notify-someone-in-prod reads it).
+        "user_labels": {
+            "stack": _label(config.stack),
+            "managed-by": "pulumi",
+            **({PRODUCTION_CLUSTER_LABEL: "true"} if config.production else {}),
+        },
     }
 
 

@@ -19,6 +19,7 @@ from .pools import gpu_node_pools_scale_to_zero
 from .production import (
     BINAUTHZ_ENFORCE,
     SECURITY_POSTURE_ON,
+    alerts_notify_someone_in_prod,
     binary_authorization_in_prod,
     control_plane_restricted_in_prod,
     deletion_protection_in_prod,
@@ -203,6 +204,13 @@ RULES: tuple[Rule, ...] = (
         "Production GKE clusters turn GKE's security posture on (BASIC or ENTERPRISE).",
         "advisory",
         security_posture_in_prod,
+        production=True,
+    ),
+    Rule(
+        "alerts-notify-someone-in-prod",
+        "A production stack's alert policies name notification channels.",
+        "advisory",
+        alerts_notify_someone_in_prod,
         production=True,
     ),
     Rule(

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .props import (
+    ALERT_POLICY_TYPE,
     APP_NAME_LABEL,
     CLUSTER_TYPE,
     GATE_NAME_LABEL,
@@ -289,6 +290,29 @@ def security_posture_in_prod(
         f"{_cluster_is_production(props)} but {setting} in securityPostureConfig"
         ", so GKE's security posture findings (workload configuration audit) are off or left "
         "to GKE's default. Set securityPostureConfig.mode: BASIC (or ENTERPRISE)."
+    ]
+
+
+def alerts_notify_someone_in_prod(
+    resource_type: str, props: Mapping[str, Any], context: Context
+) -> list[str]:
+    """A production stack's alert policies notify someone. Advisory.
+
+    An alert policy without notificationChannels opens incidents that only the Cloud Monitoring
+    console lists: a GPU idle at full price or a failing model goes unnoticed until someone looks.
+    Advisory: a team may route incidents another way (the console, an export).
+    """
+    if resource_type != ALERT_POLICY_TYPE or not is_production(
+        resource_type, props, context.production
+    ):
+        return []
+    if _sequence(props.get("notificationChannels")):
+        return []
+    name = props.get("displayName") or "an alert policy"
+    return [
+        f"alert policy {_show(name)} of a production stack notifies no one "
+        "(notificationChannels is empty): its incidents show only in the Cloud Monitoring "
+        "console. Set monitoring.notificationChannels or monitoring.emails in the stack file."
     ]
 
 

@@ -50,6 +50,7 @@ CONTAINER_LISTS = (
 SERVICE_TYPE = "kubernetes:core/v1:Service"
 NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
+ALERT_POLICY_TYPE = "gcp:monitoring/alertPolicy:AlertPolicy"
 # The GitHub environment variable that makes a stack production whatever its stack file says
 # (environments <stack> and <stack>-preview; docs/delivery.md). tools/stacks.py policy-config turns
 # it into the pack config (pack_config), which a pull request cannot change.
@@ -171,10 +172,12 @@ def is_marked_production(resource_type: str, props: Mapping[str, Any]) -> bool:
 
     gke-gpu writes `cluster.production: true` onto what it creates: the Kubernetes label
     gke-gpu/production on the Services it exposes, the GCE label gke-gpu-production on the GKE
-    cluster.
+    cluster and the user label of the same name on its alert policies.
     """
     if resource_type == CLUSTER_TYPE:
         return _is_true(_get(props, "resourceLabels", PRODUCTION_CLUSTER_LABEL))
+    if resource_type == ALERT_POLICY_TYPE:
+        return _is_true(_get(props, "userLabels", PRODUCTION_CLUSTER_LABEL))
     return _is_true(_get(props, "metadata", "labels", PRODUCTION_LABEL))
 
 

@@ -556,11 +556,16 @@ def free_port(address: str = "127.0.0.1") -> int:
 HELD_PORT = free_port()
 
 
+def on_ports(config: str, api_port: int, health_port: int) -> str:
+    """The rendered config with its API and health ports moved, so gates run side by side."""
+    return config.replace(f"bind :{haproxy.TLS_PORT} ", f"bind :{api_port} ").replace(
+        f"bind :{haproxy.HEALTH_PORT}\n", f"bind :{health_port}\n"
+    )
+
+
 def _held_ports(config: str) -> str:
     """The config on ports of its own, beside the module's gate (8443 and 8081)."""
-    return config.replace(f"bind :{haproxy.TLS_PORT} ", f"bind :{HELD_PORT} ").replace(
-        f"bind :{haproxy.HEALTH_PORT}\n", f"bind :{free_port()}\n"
-    )
+    return on_ports(config, HELD_PORT, free_port())
 
 
 def _start(

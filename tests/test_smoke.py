@@ -10,7 +10,6 @@ import ipaddress
 import json
 import os
 import re
-import socket
 import ssl
 import subprocess
 import sys
@@ -28,8 +27,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from tests import test_gate
 from tools import smoke
-from tools.engine import ROOT
+from tools.engine import ROOT, Recording
 
 KEY = "s" * 24 + "0123456789abcdefghijklmn"  # 48 letters and digits, as the stack's
 MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
@@ -51,22 +51,7 @@ class Ca:
     def make(common_name: str) -> Ca:
         key = ec.generate_private_key(ec.SECP256R1())
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-        now = datetime.datetime.now(datetime.UTC)
-        cert = (
-            x509.CertificateBuilder()
-            .subject_name(name)
-            .issuer_name(name)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(hours=1))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(
-                x509.KeyUsage(True, False, False, False, False, True, True, False, False),
-                critical=True,
-            )
-            .sign(key, hashes.SHA256())
-        )
+        cert = test_gate._self_signed_ca(name, key, hours=1)
         return Ca(name, key, cert.public_bytes(serialization.Encoding.PEM).decode())
 
     def server_pem(self, host: str = "127.0.0.1") -> bytes:
@@ -534,23 +519,13 @@ def test_without_the_pulumi_cli_it_says_how_to_pass_the_outputs() -> None:
 
 
 def test_the_real_gate_in_front_of_a_stub_model_passes(
-    serve: Callable[..., tuple[Stub, str]], ca: Ca, tmp_path: Path
+    serve: Callable[..., tuple[Stub, str]], ca: Ca, tmp_path: Path, dev: Recording
 ) -> None:
-    from components.service import haproxy
-    from tests import test_gate
-    from tests.conftest import stack_config
-    from tools.engine import run_program
-
     if test_gate.HAPROXY is None:
         pytest.skip("haproxy not installed (apt-get install haproxy)")
-    dev = run_program(stack_config("dev"), stack="dev")
     config = dev.named("gate-llm-config").inputs["data"]["haproxy.cfg"]
-    port, health = _free_port(), _free_port()
-    (tmp_path / "haproxy.cfg").write_text(
-        config.replace(f"bind :{haproxy.TLS_PORT} ", f"bind 127.0.0.1:{port} ").replace(
-            f"bind :{haproxy.HEALTH_PORT}\n", f"bind 127.0.0.1:{health}\n"
-        )
-    )
+    port = test_gate.free_port()
+    (tmp_path / "haproxy.cfg").write_text(test_gate.on_ports(config, port, test_gate.free_port()))
     (tmp_path / "gate.pem").write_bytes(ca.server_pem())
     upstream, _ = serve(Behaviour(key=test_gate.KEY))
     process = test_gate._haproxy(tmp_path, upstream.server_address[1])
@@ -572,12 +547,6 @@ def test_the_real_gate_in_front_of_a_stub_model_passes(
         "(ports and timings aside)"
     )
     assert test_gate.KEY not in run.out + run.err, "the smoke test printed the API key"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _shape(output: str) -> str:

@@ -530,6 +530,6 @@ def routing_line(w: WorkloadConfig) -> str:
             f"holds over {haproxy.BALANCE_FACTOR_PERCENT}% of the average load; up to "
             f"{w.max_replicas} replicas found in DNS)"
         )
-    if w.autoscale is not None and w.autoscale.to_zero:
+    if gate.sleeps(w):
         return "round-robin by the Service, behind KEDA's interceptor (a sleeping model)"
     return "round-robin by the Service"

@@ -15,7 +15,12 @@ import pulumi_gcp as gcp
 
 from components.config import ClusterConfig, Maintenance
 from components.facts.labels import PRODUCTION_CLUSTER_LABEL
-from components.platform.nodepool import CLOUD_PLATFORM_SCOPE, OAUTH_SCOPES, SHIELDED_INSTANCE
+from components.platform.nodepool import (
+    CLOUD_PLATFORM_SCOPE,
+    NO_SURGE,
+    OAUTH_SCOPES,
+    SHIELDED_INSTANCE,
+)
 
 # GPU and workload metrics in Cloud Monitoring through Managed Service for Prometheus. DCGM is
 # GKE's managed NVIDIA DCGM exporter package (pulumi-gcp 10.2.0 ClusterMonitoringConfigArgs.
@@ -373,7 +378,7 @@ def nap_upgrade_settings() -> (
     cluster_autoscaling update (terraform-provider-google@e03b7622 resource_container_cluster.go,
     d.HasChange("cluster_autoscaling") -> DesiredClusterAutoscaling)."""
     return gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsUpgradeSettingsArgs(
-        strategy="SURGE", max_surge=0, max_unavailable=1
+        **NO_SURGE
     )
 
 

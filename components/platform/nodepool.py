@@ -19,6 +19,10 @@ CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 OAUTH_SCOPES = (CLOUD_PLATFORM_SCOPE,)
 # Secure Boot and integrity monitoring on every node (GKE hardening guide, "Shielded GKE Nodes").
 SHIELDED_INSTANCE = {"enable_secure_boot": True, "enable_integrity_monitoring": True}
+# GPU pools upgrade by replacing one node at a time without a surge node: a surge would need GPU
+# quota (and stock) beyond maxNodes, and an upgrade waiting for it would never finish. The same
+# for the pools GKE auto-provisions for ComputeClasses (cluster_settings.nap_upgrade_settings).
+NO_SURGE: dict[str, Any] = {"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1}
 
 # GKE's names for the driver install modes (NodePoolNodeConfigGuestAcceleratorGpuDriver-
 # InstallationConfigArgs.gpu_driver_version; cloud.google.com/kubernetes-engine/docs/how-to/gpus
@@ -296,11 +300,7 @@ class GpuNodePool(pulumi.ComponentResource):
             management=gcp.container.NodePoolManagementArgs(
                 auto_repair=not pool.flex_start, auto_upgrade=True
             ),
-            # Upgrade by replacing one node at a time without a surge node: a surge would need
-            # GPU quota (and stock) beyond maxNodes.
-            upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
-                strategy="SURGE", max_surge=0, max_unavailable=1
-            ),
+            upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(**NO_SURGE),
             opts=self._options(args),
         )
         self.capacity = [node_pool]

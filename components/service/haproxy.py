@@ -152,6 +152,10 @@ def _global_section(settings: GateSettings) -> list[str]:
         # keep a gate pod well inside its 128Mi when someone opens connections and never sends
         # a key (the key is checked once the headers are complete).
         "    maxconn 500",
+        # A routing gate waits for bodies (_route_key), and each waiting request holds its
+        # buffers with no server connection yet: at most 4 HTTP/2 streams per connection keep
+        # maxconn's 500 connections inside the pod's memory (100 streams each measured 300 MB).
+        # HAProxy configuration manual 2.6, section 3.2 "tune.h2.max-concurrent-streams".
         *(["    tune.h2.max-concurrent-streams 4"] if settings.replicas else []),
     ]
     if settings.api_key:
@@ -214,10 +218,6 @@ def _route_key() -> list[str]:
     prompt or a conversation's history meet the replica that cached it. Only a request that
     passed the key and the allowlist is waited for: nobody else can make the gate buffer."""
     return [
-        # Each waiting request holds its buffers with no server connection yet: at most 4
-        # HTTP/2 streams per connection keep maxconn's 500 connections inside the pod's memory
-        # (100 streams each measured 300 MB). HAProxy configuration manual 2.6, section 3.2
-        # "tune.h2.max-concurrent-streams" (global, so set with the frontend it protects: below).
         # `at-least`: a body that trickles in is routed on its first bytes, not refused with 408.
         f"    http-request wait-for-body time {BODY_WAIT_SECONDS}s at-least {ROUTE_PREFIX_BYTES}",
         "    http-request set-var(txn.model) req.body,json_query('$.model')",

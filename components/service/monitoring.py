@@ -82,13 +82,18 @@ def matchers(config: StackConfig, *, namespace: bool = True) -> str:
     return ",".join(parts)
 
 
+def error_rate(stack: str, window: str = RATE_WINDOW) -> str:
+    """PromQL: the percentage of vLLM's finished requests that ended without an answer."""
+    served = f"vllm:request_success_total{{{stack}}}"
+    failed = f'vllm:request_success_total{{{stack},finished_reason=~"{FAILED_REASONS}"}}'
+    return f"100 * sum(rate({failed}[{window}])) / sum(rate({served}[{window}]))"
+
+
 def alerts(config: StackConfig) -> list[Alert]:
     """The three alerts, with the stack's thresholds."""
     m = config.monitoring
     gpus = matchers(config, namespace=False)  # GKE's DCGM exporter runs in its own namespace
     stack = matchers(config)
-    served = f"vllm:request_success_total{{{stack}}}"
-    failed = f'vllm:request_success_total{{{stack},finished_reason=~"{FAILED_REASONS}"}}'
     return [
         Alert(
             "gpu-idle",
@@ -103,8 +108,7 @@ def alerts(config: StackConfig) -> list[Alert]:
         Alert(
             "errors",
             "Model server error rate",
-            f"100 * sum(rate({failed}[{RATE_WINDOW}])) / sum(rate({served}[{RATE_WINDOW}])) "
-            f"> {m.error_rate_percent}",
+            f"{error_rate(stack)} > {m.error_rate_percent}",
             ERROR_SECONDS,
             f"more than {m.error_rate_percent}% of requests aborted or failed over "
             f"{RATE_WINDOW}, for {ERROR_SECONDS}s (monitoring.errorRatePercent)",
@@ -183,7 +187,6 @@ def charts(config: StackConfig) -> list[dict[str, Any]]:
     gpus, stack = matchers(config, namespace=False), matchers(config)
     window = RATE_WINDOW
     ttft = f"vllm:time_to_first_token_seconds_bucket{{{stack}}}"
-    failed = f'vllm:request_success_total{{{stack},finished_reason=~"{FAILED_REASONS}"}}'
     return [
         _chart(
             "GPU utilisation",
@@ -242,13 +245,7 @@ def charts(config: StackConfig) -> list[dict[str, Any]]:
             "Requests aborted or failed",
             "% of finished requests",
             "%",
-            [
-                (
-                    "error rate",
-                    f"100 * sum(rate({failed}[{window}])) / "
-                    f"sum(rate(vllm:request_success_total{{{stack}}}[{window}]))",
-                )
-            ],
+            [("error rate", error_rate(stack, window))],
         ),
         _text("Alerts", alerts_text(config)),
     ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
@@ -18,6 +18,15 @@ class StorageSpec(Model):
     """StorageClass of the claim.
 
     Default: the cluster's default
+    """
+    retention: Literal["Retain", "Delete"] = "Retain"
+    """What happens to the pods' disks when the StatefulSet is deleted (the workload removed or
+    replaced): `Retain` keeps them (billed) for a StatefulSet of the same name to mount again;
+    `Delete` deletes them with it.
+
+    The StatefulSet's `persistentVolumeClaimRetentionPolicy.whenDeleted` (Kubernetes 1.32 GA; a
+    scaled-down pod's disk is kept either way). `pulumi destroy` deletes the namespace, and the
+    claims with it, whatever this says. See [Day 2](day-2.md).
     """
 
 

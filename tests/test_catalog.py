@@ -9,6 +9,7 @@ import pytest
 from components.facts import catalog, pins
 from components.facts.catalog import GPU_TYPES, RETIRED, MachineType
 from components.platform import device_plugin, driver
+from tests import golden
 from tests.conftest import ROOT
 from tools import gpus as gpus_tool
 from tools import render
@@ -539,13 +540,43 @@ def test_tools_gpus_lists_every_type_by_default(capsys: pytest.CaptureFixture[st
 
 
 def test_default_vllm_image_is_a_pinned_cuda_13_release_needing_an_r580_driver() -> None:
-    assert re.fullmatch(r"vllm/vllm-openai:v\d+\.\d+\.\d+", pins.VLLM_IMAGE), (
-        "the default image must be an exact release tag, never latest"
+    assert re.fullmatch(r"vllm/vllm-openai:v\d+\.\d+\.\d+@sha256:[0-9a-f]{64}", pins.VLLM_IMAGE), (
+        "the default image must be pulled by digest (a tag can be moved), its release tag kept "
+        "for readers"
     )
     assert pins.VLLM_CUDA.startswith("13.") and pins.VLLM_MIN_DRIVER.startswith("580."), (
         "CUDA 13 builds need NVIDIA's R580 driver (CUDA 13.0 release notes)"
     )
     assert pins.GKE_DRIVER_FOR_VLLM == "latest", "GKE's `default` driver (R535) is too old"
+
+
+def test_the_default_images_are_the_release_tables_own_digests_each_row_cited() -> None:
+    main = pins.vllm_release(pins.VLLM_VERSION)
+    cuda12 = pins.vllm_release(f"{pins.VLLM_VERSION}-cu129")
+    assert f"vllm/vllm-openai:{main.tag}@{main.digest}" == pins.VLLM_IMAGE
+    assert f"vllm/vllm-openai:{cuda12.tag}@{cuda12.digest}" == pins.VLLM_IMAGE_CUDA12, (
+        "the CUDA 12.9 build the errors offer must be pinned by digest as well"
+    )
+    assert (main.cuda, cuda12.cuda) == ("13.0", "12.9")
+    assert main.digest != cuda12.digest
+    for row in pins.VLLM_RELEASES:
+        assert row.source.startswith(pins.RELEASE_NOTES), f"{row.tag}: its CUDA needs a source"
+        if row.digest is not None:
+            assert re.fullmatch(r"sha256:[0-9a-f]{64}", row.digest)
+            assert "; digest: " in row.source, f"{row.tag}: a digest names where it was read"
+
+
+def test_every_shipped_stack_pulls_vllms_docker_hub_image_by_digest() -> None:
+    pulled: dict[str, set[str]] = {}
+    for name, path in golden.stacks():
+        for obj in golden.render(name, path).manifests:
+            pod = obj.get("spec", {}).get("template", {}).get("spec", {})
+            for c in pod.get("containers", []):
+                if c["image"].startswith(pins.VLLM_REPOSITORY + ":"):
+                    pulled.setdefault(c["image"], set()).add(name)
+    assert {"dev", "prod"} <= pulled.get(pins.VLLM_IMAGE, set()), pulled
+    moving = {image: stacks for image, stacks in pulled.items() if "@sha256:" not in image}
+    assert not moving, f"{moving}: a tag can be moved to other bytes; pin the digest too"
 
 
 def test_default_vllm_image_does_not_run_on_volta_or_older() -> None:

@@ -9,6 +9,7 @@ import pulumi
 import pytest
 
 from components.config import ConfigError, StackConfig, load
+from components.facts import pins
 
 REGION = "us-central1"
 
@@ -565,7 +566,9 @@ def test_an_explicit_rollout_is_kept() -> None:
 
 # --- allocatable, drivers (issue 9, 10) ----------------------------------------------------
 
-VLLM = "vllm/vllm-openai:v0.29.0"  # components/facts/pins.py VLLM_IMAGE, a CUDA 13 build
+VLLM = "vllm/vllm-openai:v0.29.0"  # components/facts/pins.py VLLM_RELEASES, a CUDA 13 build
+CUDA13_DIGEST = "sha256:c2914767605584b6d8f45686b82de173ecc99e781897aa3d0a66dacd72c51ae1"
+CUDA12_DIGEST = "sha256:7ef5a35d1ef8ce2cf9d671dd91eec6e367c5849262e0362b4d3d4a26be0d87d2"
 
 
 def test_unset_resources_on_a_default_machine_get_a_node_that_leaves_room_for_a_model_server() -> (
@@ -648,6 +651,97 @@ def test_the_cuda_12_vllm_build_keeps_gkes_default_driver() -> None:
     raw = _standard()
     raw["workloads"][0]["image"] = "vllm/vllm-openai:v0.29.0-cu129"
     assert _load(raw).node_pools[0].driver == "default"
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        f"vllm/vllm-openai@{CUDA13_DIGEST}",
+        f"us-docker.pkg.dev/acme/mirror/llm-server@{CUDA13_DIGEST}",
+        "vllm/vllm-openai:v0.29.0-cu130",
+        "vllm/vllm-openai:v0.29.0-ubuntu2404",
+    ],
+)
+def test_cuda_13_builds_named_by_digest_or_by_any_listed_tag_get_the_latest_driver(
+    image: str,
+) -> None:
+    raw = _standard()
+    raw["workloads"][0]["image"] = image
+    config = _load(raw)
+    assert config.node_pools[0].driver == "latest", (
+        f"{image} is vLLM's CUDA 13 build (the release table knows its digest or tag): GKE's "
+        "default driver would crash it at its first CUDA call"
+    )
+    assert not config.advisories, "a known image needs no cudaVersion"
+
+
+def test_the_digest_decides_over_a_tag_that_says_otherwise() -> None:
+    raw = _standard()
+    raw["workloads"][0]["image"] = f"vllm/vllm-openai:v0.29.0@{CUDA12_DIGEST}"
+    assert _load(raw).node_pools[0].driver == "default", (
+        "the runtime pulls the digest, here the CUDA 12.9 build, whatever the tag reads"
+    )
+
+
+def test_a_cuda_13_vllm_image_on_an_installer_pool_is_refused_offering_the_cuda_12_build() -> None:
+    raw = _standard(driver="installer")
+    raw["workloads"][0]["image"] = "vllm/vllm-openai:v0.29.0-cu130"
+    (problem,) = _problems(raw)
+    assert problem.startswith(
+        "workloads[0].image: vllm/vllm-openai:v0.29.0-cu130 is built for CUDA 13.0"
+    ), problem
+    assert "set nodePools[0].driver: latest" in problem, problem
+    assert f"keep the installer and use the CUDA 12 build {pins.VLLM_IMAGE_CUDA12}" in problem, (
+        "a team that runs Google's installer DaemonSet on purpose needs the image that works there"
+    )
+
+
+def test_an_unknown_vllm_release_asks_for_its_cuda_version_and_then_follows_it() -> None:
+    raw = _standard()
+    raw["workloads"][0]["image"] = "vllm/vllm-openai:v0.31.0"
+    config = _load(raw)
+    (advisory,) = config.advisories
+    assert advisory.startswith("workloads[0].image: vllm/vllm-openai:v0.31.0 is a vLLM server"), (
+        advisory
+    )
+    assert "Set workloads[0].cudaVersion" in advisory, "the plan must say what it needs to know"
+    assert config.node_pools[0].driver == "default"
+    raw["workloads"][0]["cudaVersion"] = "13.0"
+    config = _load(raw)
+    assert config.node_pools[0].driver == "latest" and not config.advisories, (
+        "the stack's own word on the CUDA decides the driver of an image the table lacks"
+    )
+
+
+def test_a_cuda_version_the_release_table_contradicts_is_refused() -> None:
+    raw = _standard()
+    raw["workloads"][0].update(image=VLLM, cudaVersion="12.9")
+    (problem,) = _problems(raw)
+    assert problem.startswith("workloads[0].cudaVersion: '12.9', but vllm/vllm-openai:v0.29.0"), (
+        problem
+    )
+
+
+def test_any_image_declared_cuda_13_is_kept_off_gpus_too_old_for_it() -> None:
+    (problem,) = _problems(
+        _autopilot_workload(cudaVersion="13.0", gpu={"type": "nvidia-tesla-v100"})
+    )
+    assert problem.startswith(
+        "workloads[0].image: app:1.0 is a CUDA 13.0 build (workloads[0].cudaVersion)"
+    ), problem
+    assert "an image built for CUDA 12" in problem and "cu129" not in problem, (
+        "a vLLM image is no fix for someone else's server"
+    )
+
+
+def test_a_cuda_version_that_is_a_yaml_number_or_lacks_its_minor_says_how_to_write_it() -> None:
+    (number,) = _problems(_autopilot_workload(cudaVersion=13.0))
+    assert number.startswith("workloads[0].cudaVersion: expected a string") and "Quote" in number
+    (bare,) = _problems(_autopilot_workload(cudaVersion="13"))
+    assert bare == (
+        "workloads[0].cudaVersion: '13' is not a CUDA version: use MAJOR.MINOR as a quoted "
+        "string (e.g. '13.0'; a bare 13.0 is a YAML number)."
+    )
 
 
 def test_two_workloads_share_the_slots_of_a_mig_pool_at_max_scale() -> None:

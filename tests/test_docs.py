@@ -247,3 +247,23 @@ def test_the_key_rotation_command_names_the_dev_stacks_real_password_urn() -> No
         "`pulumi up --replace` with a URN the state does not hold replaces nothing: the key "
         f"is not rotated (the dev stack's: {passwords})"
     )
+
+
+# What a comment in an example says to the maintainers rather than to the user copying it: where
+# the setup came from, which test or fuzz seed it answers, which upstream source file holds a fact.
+NOTES_TO_OURSELVES = re.compile(
+    r"\bseed \d|written from the README|e2e tests|\w\.go\b|\bfuzz|\bissue \d", re.IGNORECASE
+)
+
+
+def test_example_comments_speak_to_the_user_copying_them() -> None:
+    found = [
+        f"{path.name}:{n}: {line.strip()}"
+        for path in sorted((ROOT / "examples").glob("Pulumi.*.yaml"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "#" in line and NOTES_TO_OURSELVES.search(line.split("#", 1)[1])
+    ]
+    assert not found, (
+        "an example is read by someone setting up their own stack: say what it does and why, "
+        f"not where we got it:\n{chr(10).join(found)}"
+    )

@@ -4,6 +4,7 @@ DNS control-plane endpoint and the production marker, on the requests the engine
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ import yaml
 
 from components.config import ConfigError, load
 from components.config.rules.exposure import API_KEY_ENV
+from components.service import haproxy
 from policy.rules import evaluate as evaluate_rules
 from tests.conftest import (
     CLUSTER,
@@ -620,7 +622,7 @@ def test_gate_settings_that_would_open_or_break_the_gate_are_refused_at_once(
         staticIp=False,
     )
     problems = _problems(config, run)
-    assert "workloads[0].expose.paths[0]: '/' would forward every path" in problems
+    assert "workloads[0].expose.paths[0]: '/' is an exact path" in problems
     assert "workloads[0].expose.paths[1]: '/v1/../invocations' holds '.', '..'" in problems
     assert "workloads[0].expose.paths[2]: '/v1/%2e' is not a path the gate can match" in problems
     assert "workloads[0].expose.paths[3]: '/v1/chat*' is not a path the gate can match" in problems
@@ -629,6 +631,22 @@ def test_gate_settings_that_would_open_or_break_the_gate_are_refused_at_once(
     assert "workloads[0].expose.staticIp: the stack's certificate names the load balancer's" in (
         problems
     ), "a certificate for an address known only after the Service exists cannot be issued first"
+
+
+def test_the_refusal_of_a_root_path_says_what_the_gate_would_match(
+    standard: dict, run: Run
+) -> None:
+    root, everything = (re.compile(haproxy.path_regex([p])) for p in ("/", "/*"))
+    assert root.match("/") and not root.match("/v1/models"), "an exact '/' is the root page only"
+    assert everything.match("/v1/models") and everything.match("/admin/config")
+    problems = _problems(_exposed(standard, paths=["/", "/*"]), run)
+    assert "paths[0]: '/' is an exact path: it forwards the root page alone, no path under it" in (
+        problems
+    ), "the message must say what the gate would really do with '/'"
+    assert "'/' would forward every path" not in problems, (
+        "telling a user that '/' opens every path is false: the gate matches it exactly"
+    )
+    assert "paths[1]: '/*' would forward every path, including a server's admin" in problems
 
 
 def test_an_exposed_workload_may_not_share_its_gate_objects_names(standard: dict, run: Run) -> None:

@@ -450,6 +450,42 @@ def test_an_n1_node_is_its_host_plus_its_gpus_and_unknown_prices_stay_unknown() 
     ), "europe-west4 has its own figures"
 
 
+@pytest.mark.parametrize("spot", [False, True])
+def test_a_custom_n1_machine_in_compute_engines_own_spelling_is_priced_with_its_gpu(
+    spot: bool,
+) -> None:
+    us = "us-central1"
+    vcpu, gib, spot_vcpu, spot_gib = price_table.REGION_N1_CUSTOM[us]
+    t4 = price_table.REGION_GPU_PRICES[us][T4][1 if spot else 0]
+    host = 4 * (spot_vcpu if spot else vcpu) + 16 * (spot_gib if spot else gib)
+    for name in ("custom-4-16384", "n1-custom-4-16384"):
+        assert prices.node_price(name, T4, 1, spot, us) == pytest.approx(host + t4), (
+            f"{name} is an N1 VM: Compute Engine bills its T4 apart from the host, so leaving "
+            "the GPU out shows under half the real price"
+        )
+
+
+def test_a_pool_on_a_custom_n1_machine_costs_its_host_and_its_gpu_in_the_plan() -> None:
+    config = {
+        **MINIMAL,
+        "gke-gpu:cluster": {"mode": "standard", "deletionProtection": False},
+        "gke-gpu:nodePools": [
+            {"name": "t4", "gpu": {"type": T4, "count": 1}, "machineType": "custom-4-16384"}
+        ],
+        "gke-gpu:workloads": [
+            {"name": "app", "image": "app:1.0", "gpu": {"type": T4}, "resources": {"cpu": "2"}}
+        ],
+    }
+    cost = costs.stack_cost(_load(config))
+    assert cost is not None
+    (line,) = [line for line in cost.lines if line.name.startswith("pool t4")]
+    vcpu, gib, _, _ = price_table.REGION_N1_CUSTOM[REGION]
+    t4 = price_table.REGION_GPU_PRICES[REGION][T4][0]
+    assert line.max.on_demand == pytest.approx(4 * vcpu + 16 * gib + t4), (
+        "the plan's hourly figure for a custom T4 pool must include the T4"
+    )
+
+
 def _totals(stack: str) -> dict[tuple[str, str], float]:
     cost = costs.stack_cost(_load(stack_config(stack)))
     assert cost is not None

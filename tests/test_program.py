@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import ConfigError
+from components.config import ConfigError, load
 from tests.conftest import (
     CLUSTER,
     DEPLOYMENT,
@@ -20,6 +20,7 @@ from tests.conftest import (
     Run,
     stack_config,
 )
+from tools import summary
 from tools.engine import SECRET_MASK, Recording
 
 
@@ -409,6 +410,52 @@ def test_statefulset_gets_its_volume_claim_and_headless_service(run: Run) -> Non
     mounts = statefulset["template"]["spec"]["containers"][0]["volumeMounts"]
     assert {"name": "data", "mountPath": "/tf"} in mounts
     assert statefulset["serviceName"] == "notebook-headless"
+
+
+def _notebook(**storage: Any) -> dict[str, Any]:
+    workload = {
+        "name": "notebook",
+        "kind": "StatefulSet",
+        "image": "tensorflow/tensorflow:2.17.0-gpu-jupyter",
+        "gpu": {"type": "nvidia-tesla-t4"},
+        "port": 8888,
+        "storage": {"size": "100Gi", "mountPath": "/tf", **storage},
+    }
+    return {**MINIMAL, "gke-gpu:workloads": [workload]}
+
+
+def _plan_disks(config: dict[str, Any]) -> str:
+    raw = {k.removeprefix("gke-gpu:"): v for k, v in config.items() if k.startswith("gke-gpu:")}
+    loaded = load(raw, project="acme-ml-test", region="us-central1", stack="test")
+    (line,) = [
+        line for line in summary.workload_lines(loaded, loaded.workloads[0]) if "disks:" in line
+    ]
+    return line
+
+
+@pytest.mark.parametrize(
+    ("retention", "kept"), [(None, "Retain"), ("Retain", "Retain"), ("Delete", "Delete")]
+)
+def test_a_statefulsets_claims_outlive_it_unless_the_stack_says_delete_and_the_plan_says_which(
+    run: Run, retention: str | None, kept: str
+) -> None:
+    config = _notebook(**({"retention": retention} if retention else {}))
+    spec = run(config).one("kubernetes:apps/v1:StatefulSet").inputs["spec"]
+    assert spec["persistentVolumeClaimRetentionPolicy"] == {
+        "whenDeleted": kept,
+        "whenScaled": "Retain",
+    }, "the stack's storage.retention must reach Kubernetes, Retain unless it says Delete"
+    line = _plan_disks(config)
+    assert "one 100Gi disk per pod (claims data-notebook-0, -1, ...), kept when scaled" in line
+    if kept == "Retain":
+        assert "kept and still billed" in line, (
+            "a reviewer must see that removing the workload leaves disks that cost money"
+        )
+    else:
+        assert "deleted with it, data and all (storage.retention: Delete)" in line
+    assert "`pulumi destroy` deletes the namespace and the claims in it" in line, (
+        "the namespace goes at destroy, taking the claims whatever the policy says"
+    )
 
 
 def test_job_runs_to_completion_without_probes(run: Run) -> None:

@@ -13,6 +13,7 @@ from components.platform.certificate import split_hosts
 from components.platform.nodepool import gke_pool_name
 from components.service import gate, haproxy
 from components.service import monitoring as monitor
+from components.service.workload import disks_at_destroy
 from tools import cost as costs
 from tools import permissions
 from tools.engine import Recording
@@ -177,6 +178,8 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         else "the container's filesystem (the node's boot disk)"
     )
     lines.append(f"            {'model ' + model + '; ' if model else ''}caches on {weights}")
+    if (disks := disks_at_destroy(w)) is not None:
+        lines.append(f"            disks: {disks}")
     if w.compute_class is not None:
         lines.append(
             f"            GPUs through ComputeClass {w.compute_class}, tried in order (pods move "

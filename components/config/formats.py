@@ -50,6 +50,9 @@ _TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
 _DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
 IMAGE = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::{_TAG})?(?:@{_DIGEST})?"
 
+# The CUDA version an image is built for (rules/drivers.py): MAJOR.MINOR, as NVIDIA numbers them.
+CUDA_VERSION = r"[0-9]{1,2}\.[0-9]{1,2}"
+
 # A LoRA adapter (rules/adapters.py): its model name, and `name=path` for vLLM's --lora-modules,
 # which cannot hold a comma or a space there.
 ADAPTER_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
@@ -59,6 +62,8 @@ ADAPTER_PATH = r"[^,\s=]{1,1024}"
 # times (schema/cluster.py UtcTime says why no other offset).
 UTC_TIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
 HINTS: dict[str, str] = {
+    CUDA_VERSION: "is not a CUDA version: use MAJOR.MINOR as a quoted string (e.g. '13.0'; a "
+    "bare 13.0 is a YAML number).",
     UTC_TIME: "is not a UTC time: use RFC 3339 in UTC to the second, ending in Z (e.g. "
     "'2026-01-03T01:00:00Z').",
     ADAPTER_NAME: "is not an adapter name: use 1-100 letters, digits, '.', '_' and '-', starting "
@@ -91,12 +96,19 @@ HINTS: dict[str, str] = {
 }
 
 
-def vllm_tag(image: str) -> str | None:
-    """The tag of a vLLM OpenAI server image (Docker Hub or any mirror), else None."""
-    reference = image.split("@")[0]
+def image_parts(image: str) -> tuple[str, str, str | None]:
+    """(name, tag, digest) of an image reference: `vllm/vllm-openai:v1@sha256:ab` ->
+    (`vllm/vllm-openai`, `v1`, `sha256:ab`); a missing tag is ''."""
+    reference, at, digest = image.partition("@")
     name, colon, tag = reference.rpartition(":")
     if not colon or "/" in tag:
         name, tag = reference, ""
+    return name, tag, digest if at else None
+
+
+def vllm_tag(image: str) -> str | None:
+    """The tag of a vLLM OpenAI server image (Docker Hub or any mirror), else None."""
+    name, tag, _ = image_parts(image)
     return tag if name.rsplit("/", 1)[-1] == "vllm-openai" else None
 
 

@@ -259,6 +259,8 @@ class Storage:
     size: str
     mount_path: str
     storage_class: str | None
+    retention: Literal["Retain", "Delete"] = "Retain"
+    """The claims' fate when the StatefulSet is deleted (persistentVolumeClaimRetentionPolicy)."""
 
 
 @dataclass(frozen=True)

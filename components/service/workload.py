@@ -100,6 +100,42 @@ def data_claims(w: WorkloadConfig) -> list[dict[str, Any]]:
     return [{"metadata": {"name": "data"}, "spec": claim_spec}]
 
 
+# What Kubernetes does with the claims of a StatefulSet's volumeClaimTemplates when the StatefulSet
+# is deleted or scaled down: persistentVolumeClaimRetentionPolicy, stable (GA) in Kubernetes 1.32
+# (kubernetes/website@36968e86:content/en/docs/reference/command-line-tools-reference/feature-gates/
+# StatefulSetAutoDeletePVC.md: alpha 1.23, beta and on by default 1.27, stable 1.32;
+# https://kubernetes.io/docs/concepts/workloads/controllers/statefulset/#persistentvolumeclaim-retention:
+# "The default policy of Retain causes PVCs to not be affected by StatefulSet deletion. The Delete
+# policy causes those PVCs to be deleted."). Not a force-new field of pulumi-kubernetes
+# (tests/golden.py K8S_FORCE_NEW): setting or changing it updates the StatefulSet in place. A
+# scaled-down pod's disk is kept (whenScaled Retain) for the pod that comes back with it.
+def claim_retention(w: WorkloadConfig) -> dict[str, dict[str, str]]:
+    if w.storage is None:
+        return {}
+    policy = {"whenDeleted": w.storage.retention, "whenScaled": "Retain"}
+    return {"persistentVolumeClaimRetentionPolicy": policy}
+
+
+def disks_at_destroy(w: WorkloadConfig) -> str | None:
+    """The plan's words for what becomes of the claims' disks, from what data_claims and
+    claim_retention register."""
+    if w.kind != "StatefulSet" or w.storage is None:
+        return None
+    deleted = (
+        "kept and still billed, for a StatefulSet of the same name to mount again"
+        if w.storage.retention == "Retain"
+        else "deleted with it, data and all"
+    )
+    return (
+        f"one {w.storage.size} disk per pod (claims data-{w.name}-0, -1, ...), kept when scaled "
+        f"down; when the StatefulSet is deleted (workload removed or replaced): {deleted} "
+        f"(storage.retention: {w.storage.retention}). `pulumi destroy` deletes the namespace and "
+        "the claims in it; their StorageClass's reclaimPolicy then decides (GKE's own classes: "
+        "Delete, not guaranteed while the cluster itself is being deleted: check Compute Engine "
+        "disks after a destroy)"
+    )
+
+
 class GpuWorkload(pulumi.ComponentResource):
     """The team's GPU workload with GPU limits, placement, probes, secrets and a tight sandbox."""
 
@@ -238,6 +274,7 @@ class GpuWorkload(pulumi.ComponentResource):
                     "selector": {"matchLabels": self.selector},
                     "template": template,
                     "volumeClaimTemplates": data_claims(w),
+                    **claim_retention(w),
                 }
             ),
             opts=waits,

@@ -250,8 +250,14 @@ def _path_problem(path: str, value: str) -> Problem | None:
     if value in ("/", "/*"):
         return Problem(
             path,
-            f"{value!r} would forward every path, including a server's admin and "
-            "unauthenticated routes. List the API paths the server documents.",
+            (
+                "'/*' would forward every path"
+                if value == "/*"
+                else "'/' is an exact path: it forwards the root page alone, no path under it "
+                "(a prefix ends in '/*'), and '/*' would forward every path"
+            )
+            + ", including a server's admin and unauthenticated routes. List the API paths the "
+            "server documents (e.g. '/v1/*').",
         )
     return None
 

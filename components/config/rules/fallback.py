@@ -20,7 +20,7 @@ from components.config.rules.capacity_sources import (
     system_node_count,
     way_text,
 )
-from components.config.rules.drivers import needs_latest_driver
+from components.config.rules.drivers import image_cuda, needs_latest_driver
 from components.config.rules.pools import choices, gpu_type_problems
 from components.config.schema import FallbackSpec, Mode, SystemPoolSpec, WorkloadSpec
 from components.facts import allocatable, catalog, pins
@@ -175,15 +175,17 @@ def _priority_problems(
             "Spot and flex-start VMs never consume reservations. Remove "
             "reservation, or spot/flexStart.",
         )
+    cuda = image_cuda(w)
     if (
         not own
-        and needs_latest_driver(w)
+        and cuda is not None
+        and cuda.needs_r580
         and gpu.compute_capability != (0, 0)
         and gpu.compute_capability < pins.VLLM_MIN_COMPUTE_CAPABILITY
     ):
         yield Problem(
             f"{where}.gpu.type",
-            f"{w.image} is a CUDA {pins.VLLM_CUDA} build and {gpu.name} is too old for it "
+            f"{w.image} is a CUDA {cuda.version} build and {gpu.name} is too old for it "
             f"(compute capability {'.'.join(map(str, gpu.compute_capability))}); the "
             "fallback would crash. Pick a newer GPU.",
         )

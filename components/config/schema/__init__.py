@@ -53,6 +53,7 @@ from components.config.schema.cluster import (
     MaintenanceWindowSpec,
     SystemPoolSpec,
 )
+from components.config.schema.disks import CacheSpec, ModelCacheSpec, StorageSpec
 from components.config.schema.pools import (
     FallbackSpec,
     NodePoolSpec,
@@ -70,12 +71,9 @@ from components.config.schema.stack_keys import (
 from components.config.schema.workloads import (
     AdapterSpec,
     AutoscaleSpec,
-    CacheSpec,
     EgressSpec,
     ExposeSpec,
-    ModelCacheSpec,
     ProbeSpec,
-    StorageSpec,
     WorkloadSpec,
 )
 

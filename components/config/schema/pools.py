@@ -126,8 +126,8 @@ class NodePoolSpec(Model):
     """NVIDIA driver: `default` and `latest` (COS only) GKE installs; `installer`: Google's
     installer DaemonSet.
 
-    Default: `latest` on COS when a workload on the pool runs a vLLM image that needs it (a CUDA
-    13 build), else `default`
+    Default: `latest` on COS when a workload on the pool runs an image built for CUDA 13 (a vLLM
+    release the plan knows, or its `cudaVersion`), else `default`
     """
     sharing: SharingSpec | None = None
     """GPU sharing: several containers on one GPU (time-sharing or MPS)."""

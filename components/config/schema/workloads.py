@@ -10,12 +10,10 @@ from components.config import formats
 from components.config.rules import vllm
 from components.config.schema.base import (
     VLLM_PORT,
-    AbsolutePath,
     ExposeType,
     Image,
     K8sName,
     Kind,
-    MemoryQuantity,
     Model,
     Port,
     Rollout,
@@ -25,6 +23,7 @@ from components.config.schema.base import (
 from components.config.schema.cluster import (
     GpuSpec,
 )
+from components.config.schema.disks import CacheSpec, ModelCacheSpec, StorageSpec
 from components.config.schema.pools import (
     FallbackSpec,
     WorkloadResourcesSpec,
@@ -45,53 +44,6 @@ class ProbeSpec(Model):
     """
     startup_seconds: Annotated[int, Field(ge=10, le=7200)] = 1800
     """How long the model may take to load before liveness applies."""
-
-
-class StorageSpec(Model):
-    size: MemoryQuantity
-    """Volume claim size, e.g. `100Gi`."""
-    mount_path: AbsolutePath
-    """Where the volume is mounted."""
-    storage_class: K8sName | None = None
-    """StorageClass of the claim.
-
-    Default: the cluster's default
-    """
-
-
-class CacheSpec(Model):
-    size: MemoryQuantity = "30Gi"
-    """Size of the per-pod disk."""
-    path: AbsolutePath = "/cache"
-    """Where it is mounted."""
-    storage_class: K8sName | None = None
-    """StorageClass of the per-pod disk.
-
-    Default: the cluster's default
-    """
-
-
-class ModelCacheSpec(Model):
-    """Model weights read from a Cloud Storage bucket (FUSE CSI driver), checked in coldstart.py."""
-
-    bucket: Annotated[str, StringConstraints(max_length=222)]
-    """The bucket holding the model (its name alone, without `gs://`)."""
-    path: Annotated[str, StringConstraints(max_length=1024)] | None = None
-    """The model's folder in the bucket (`only-dir`), e.g. `Qwen/Qwen2.5-0.5B-Instruct`.
-
-    Default: the whole bucket
-    """
-    mount_path: AbsolutePath = "/models"
-    """Where it appears in the container.
-
-    A vLLM workload's model (its first argument; `--model` is deprecated in vLLM) is pointed
-    there and its old value kept as `--served-model-name`.
-    """
-    file_cache_size: MemoryQuantity = "30Gi"
-    """Per-pod disk for Cloud Storage FUSE's file cache (parallel downloads land here).
-
-    Make it larger than the model.
-    """
 
 
 class AutoscaleSpec(Model):
@@ -205,6 +157,13 @@ class WorkloadSpec(Model):
     """What runs the pods."""
     image: Image
     """Container image with a tag or digest."""
+    cuda_version: Annotated[str, _pattern(formats.CUDA_VERSION)] | None = None
+    """The CUDA version the image is built for, quoted (`"13.0"`): CUDA 13 needs GKE's `latest`
+    driver (R580) and a GPU of compute capability 7.5 or newer.
+
+    Default: from the release table for the vLLM images the plan knows; none otherwise (GKE's
+    `default` driver; set it for any other image built for CUDA 13)
+    """
     gpu: GpuSpec = GpuSpec(type="nvidia-l4")
     """The GPUs each pod gets.
 

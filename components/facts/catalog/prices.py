@@ -26,7 +26,7 @@ checks the README's quoted figures against the plan).
 from __future__ import annotations
 
 from components.facts.catalog import price_table
-from components.facts.catalog.machines import custom_machine
+from components.facts.catalog.machines import custom_machine, is_custom_name
 
 PRICE_REGIONS = tuple(price_table.REGION_MACHINE_PRICES)
 PRICE_DATE = price_table.CATALOG_DATE
@@ -55,7 +55,9 @@ def node_price(
         price = _custom_n1_price(machine_type, spot, region)
     if price is None:
         return None
-    if machine_type.startswith("n1-") and gpu_type is not None and gpu_count:
+    # N1 VMs, predefined or custom (`custom-4-16384` too), bill their attached GPUs apart.
+    n1 = machine_type.startswith("n1-") or is_custom_name(machine_type)
+    if n1 and gpu_type is not None and gpu_count:
         per_gpu = price_table.REGION_GPU_PRICES.get(region, {}).get(gpu_type, (None, None))
         gpu = per_gpu[1 if spot else 0]
         if gpu is None:

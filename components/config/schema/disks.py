@@ -1,0 +1,65 @@
+"""`workloads[].storage`, `cache` and `modelCache`: the disks and buckets the pods mount."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import StringConstraints
+
+from components.config.schema.base import AbsolutePath, K8sName, MemoryQuantity, Model
+
+
+class StorageSpec(Model):
+    size: MemoryQuantity
+    """Volume claim size, e.g. `100Gi`."""
+    mount_path: AbsolutePath
+    """Where the volume is mounted."""
+    storage_class: K8sName | None = None
+    """StorageClass of the claim.
+
+    Default: the cluster's default
+    """
+    retention: Literal["Retain", "Delete"] = "Retain"
+    """What happens to the pods' disks when the StatefulSet is deleted (the workload removed or
+    replaced): `Retain` keeps them (billed) for a StatefulSet of the same name to mount again;
+    `Delete` deletes them with it.
+
+    The StatefulSet's `persistentVolumeClaimRetentionPolicy.whenDeleted` (Kubernetes 1.32 GA; a
+    scaled-down pod's disk is kept either way). `pulumi destroy` deletes the namespace, and the
+    claims with it, whatever this says. See [Day 2](day-2.md).
+    """
+
+
+class CacheSpec(Model):
+    size: MemoryQuantity = "30Gi"
+    """Size of the per-pod disk."""
+    path: AbsolutePath = "/cache"
+    """Where it is mounted."""
+    storage_class: K8sName | None = None
+    """StorageClass of the per-pod disk.
+
+    Default: the cluster's default
+    """
+
+
+class ModelCacheSpec(Model):
+    """Model weights read from a Cloud Storage bucket (FUSE CSI driver), checked in coldstart.py."""
+
+    bucket: Annotated[str, StringConstraints(max_length=222)]
+    """The bucket holding the model (its name alone, without `gs://`)."""
+    path: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    """The model's folder in the bucket (`only-dir`), e.g. `Qwen/Qwen2.5-0.5B-Instruct`.
+
+    Default: the whole bucket
+    """
+    mount_path: AbsolutePath = "/models"
+    """Where it appears in the container.
+
+    A vLLM workload's model (its first argument; `--model` is deprecated in vLLM) is pointed
+    there and its old value kept as `--served-model-name`.
+    """
+    file_cache_size: MemoryQuantity = "30Gi"
+    """Per-pod disk for Cloud Storage FUSE's file cache (parallel downloads land here).
+
+    Make it larger than the model.
+    """

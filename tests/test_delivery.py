@@ -157,7 +157,11 @@ def test_the_deploy_identity_acts_only_as_the_node_service_account() -> None:
     delivery = (ROOT / "docs" / "delivery.md").read_text()
     grants = re.findall(r"add-iam-policy-binding[^\n]*\n(?:[^\n]*\\\n)*[^\n]*", delivery)
     user = [g for g in grants if "roles/iam.serviceAccountUser" in g]
-    assert user and all(g.startswith('add-iam-policy-binding "$NODE_SA"') for g in user), (
+    node_accounts = (
+        'add-iam-policy-binding "$NODE_SA"',
+        'add-iam-policy-binding "$SANDBOX_NODE_SA"',
+    )
+    assert user and all(g.startswith(node_accounts) for g in user), (
         "serviceAccountUser on the project would let the deploy identity act as every account"
     )
     iam_admin = [g for g in grants if "DEPLOY_SA" in g and "projectIamAdmin" in g]

@@ -460,3 +460,62 @@ def test_the_guide_says_what_a_pull_request_can_read_and_protects_its_environmen
         if line.startswith("| `<stack>-preview` of an unprotected")
     )
     assert "**Required reviewers**" in row
+
+
+# --- code owners ------------------------------------------------------------------------------
+
+SECURITY_BOUNDARY = (
+    "components/service/gate.py",
+    "components/service/haproxy.py",
+    "components/service/apikey.py",
+    "components/service/load_balancer.py",
+    "components/platform/egress.py",
+    "components/platform/keda.py",
+    "components/platform/vendor/keda",
+    "uv.lock",
+    "pyproject.toml",
+    "requirements.txt",
+    "Pulumi.yaml",
+    "Pulumi.dev.yaml",
+    ".github/workflows/pulumi-preview.yml",
+    ".github/workflows/deploy.yml",
+    ".github/cloud-test/Pulumi.cloud-test.yaml",
+    "policy/__main__.py",
+    "tools/stacks.py",
+    "tools/permissions.py",
+    "tools/iam_roles.py",
+    "docs/delivery.md",
+)
+
+
+def _owners(path: str) -> list[str]:
+    """The owners CODEOWNERS gives `path`: its last matching pattern's (GitHub's rule), for the
+    anchored patterns the file uses (`/file`, `/dir/`, `*` within one segment)."""
+    owners: list[str] = []
+    for line in (ROOT / ".github" / "CODEOWNERS").read_text().splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        pattern, *names = line.split()
+        assert pattern.startswith("/"), f"CODEOWNERS: {pattern} is not anchored at the root"
+        anchored = pattern[1:]
+        if anchored.endswith("/"):
+            matched = path.startswith(anchored)
+        else:
+            regex = re.escape(anchored).replace(r"\*", "[^/]*")
+            matched = re.fullmatch(regex, path) is not None
+        if matched:
+            owners = names
+    return owners
+
+
+@pytest.mark.parametrize("path", SECURITY_BOUNDARY)
+def test_every_security_boundary_path_has_a_code_owner(path: str) -> None:
+    assert (ROOT / path).exists(), f"{path} moved: keep this list and CODEOWNERS with it"
+    assert _owners(path), (
+        f"{path} has no code owner: a pull request could change it without the platform "
+        "owners' review (the ruleset requires code-owner review, docs/delivery.md step 7)"
+    )
+
+
+def test_a_path_outside_the_boundary_has_no_owner_so_the_matcher_can_tell() -> None:
+    assert not _owners("components/service/workload.py")

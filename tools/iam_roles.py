@@ -43,8 +43,9 @@ account the stack creates. deploy-grants.yaml lists exactly these."""
 # Service accounts. IAM Conditions cannot narrow a project-level grant to one account: resource
 # attributes are recognized only for the services "Resource attributes for IAM Conditions" lists
 # (https://cloud.google.com/iam/docs/conditions-resource-attributes, resource service values:
-# Cloud Storage, Compute Engine, Cloud KMS, Resource Manager, GKE, ... and no iam.googleapis.com),
-# so a `resource.name` condition on a service account is never matched. What the program does to
+# Cloud Storage, Compute Engine, Cloud KMS, Resource Manager, GKE, ...; no iam.googleapis.com nor
+# artifactregistry.googleapis.com in the versions read here, the newest only partly readable), so
+# a `resource.name` condition on a service account is never matched. What the program does to
 # the node account it creates, and what each call checks: hashicorp/terraform-provider-google@
 # 0540ffede9083228e6d6177e2b50d3b91e5bde13:google/services/resourcemanager/
 # resource_google_service_account.go (Create: serviceAccounts.create on projects/P, then get;

@@ -209,9 +209,59 @@ def test_the_stack_is_destroyed_whatever_failed_before() -> None:
             "pulumi up --yes",
             "pulumi preview --refresh --expect-no-changes",
             "python -m tools.smoke",
-            "pulumi config set --path",
+            f"pulumi config set --path '{cloud_test.EDIT_KEY}'",
             "pulumi destroy --yes",
         )
     ]
     assert order == sorted(order), "up, second preview, smoke, edit, then destroy"
     assert "GITHUB_STEP_SUMMARY" in steps[-1].get("run", ""), "the report comes last"
+
+
+# --- the sandbox identity -----------------------------------------------------------------------
+
+
+def test_the_sandbox_identity_needs_no_grant_that_only_exists_after_a_run_began() -> None:
+    """Each run creates a cluster and destroys it: a right granted by hand once the cluster or a
+    node account exists (an RBAC binding, actAs on an account the run made) is never there in
+    time, and `pulumi up` stops with a 403 every week."""
+    from tools import iam_roles, permissions, render, stacks
+
+    deployment = stacks.ci_deployment(SANDBOX)
+    assert deployment is not None and deployment.fresh_cluster
+    plan = render.render(cloud_test.SANDBOX_STACK, SANDBOX)
+    needs = permissions.required(plan.recording, deployment)
+    assert not [n for n in needs if n.role == iam_roles.KUBERNETES_RBAC], (
+        "no cluster-admin binding exists in a cluster created a minute ago"
+    )
+    kubernetes = {n.scope for n in needs if n.permission.startswith("create ")}
+    assert kubernetes == {"project acme-ml-sandbox"}, (
+        "Kubernetes objects come through IAM (container.admin on the sandbox project)"
+    )
+    account = yaml.safe_load(SANDBOX.read_text())["config"]["gke-gpu:cluster"].get(
+        "nodeServiceAccount"
+    )
+    assert account, "the sandbox stack must name a node account created once, by the setup"
+    acted_as = {n.scope for n in needs if n.permission == "iam.serviceAccounts.actAs"}
+    assert acted_as == {f"service account {account}"}
+    creates = [n for n in needs if n.permission == "iam.serviceAccounts.create"]
+    assert not creates, "an account the run creates is one the identity cannot act as yet"
+
+
+def test_the_workflow_points_the_sandbox_stack_at_the_node_account_the_setup_creates() -> None:
+    account = yaml.safe_load(SANDBOX.read_text())["config"]["gke-gpu:cluster"]["nodeServiceAccount"]
+    account_id = account.split("@")[0]
+    steps = {s.get("name", ""): s for s in _steps()}
+    create = steps["Create the stack in the sandbox project"]["run"]
+    assert (
+        "pulumi config set --path 'gke-gpu:cluster.nodeServiceAccount' "
+        f'"{account_id}@${{SANDBOX_PROJECT}}.iam.gserviceaccount.com"'
+    ) in " ".join(create.replace("\\\n", " ").split()), (
+        "the run's node account is the sandbox project's, as gcp:project is"
+    )
+    delivery = (ROOT / "docs" / "delivery.md").read_text()
+    assert f'gcloud iam service-accounts create {account_id} --project="$SANDBOX_PROJECT"' in (
+        delivery
+    ), "the setup creates the account the workflow names"
+    assert (
+        f'SANDBOX_NODE_SA="{account_id}@${{SANDBOX_PROJECT}}.iam.gserviceaccount.com"' in delivery
+    )

@@ -157,7 +157,11 @@ def test_the_deploy_identity_acts_only_as_the_node_service_account() -> None:
     delivery = (ROOT / "docs" / "delivery.md").read_text()
     grants = re.findall(r"add-iam-policy-binding[^\n]*\n(?:[^\n]*\\\n)*[^\n]*", delivery)
     user = [g for g in grants if "roles/iam.serviceAccountUser" in g]
-    assert user and all(g.startswith('add-iam-policy-binding "$NODE_SA"') for g in user), (
+    node_accounts = (
+        'add-iam-policy-binding "$NODE_SA"',
+        'add-iam-policy-binding "$SANDBOX_NODE_SA"',
+    )
+    assert user and all(g.startswith(node_accounts) for g in user), (
         "serviceAccountUser on the project would let the deploy identity act as every account"
     )
     iam_admin = [g for g in grants if "DEPLOY_SA" in g and "projectIamAdmin" in g]
@@ -241,11 +245,17 @@ def test_every_pulumi_run_uses_its_stacks_own_state_prefix() -> None:
         for workflow, job, _, step in _all_steps()
         if str(step.get("uses", "")).startswith("pulumi/actions@") and "command" in step["with"]
     ]
-    assert len(runs) == 3, "preview, protected preview and up"
+    assert len(runs) == 2, "protected preview and up"
     for workflow, job, step in runs:
         assert step["with"]["cloud-url"] == prefix, f"{workflow}/{job}: the stack's own prefix"
     destroy = _workflow("destroy.yml")["jobs"]["destroy"]
     assert destroy["env"]["PULUMI_BACKEND_URL"] == prefix
+    (preview,) = [
+        step
+        for workflow, _, _, step in _all_steps()
+        if workflow == "pulumi-preview.yml" and "pulumi preview" in step.get("run", "")
+    ]
+    assert preview["env"]["PULUMI_BACKEND_URL"] == prefix, "the pull request's preview too"
 
 
 def test_stack_files_name_their_own_secrets_key() -> None:
@@ -289,9 +299,15 @@ def test_every_policy_pack_run_gets_the_stacks_policy_config() -> None:
         for name, job in _workflow(path.name)["jobs"].items():
             steps = job.get("steps", [])
             for i, step in enumerate(steps):
-                if "policyPacks" not in (step.get("with") or {}):
+                cli = "--policy-pack policy" in step.get("run", "")
+                if "policyPacks" not in (step.get("with") or {}) and not cli:
                     continue
-                assert step["with"]["policyPackConfigs"] == "policy-config.json", (
+                config = (
+                    "--policy-pack-config policy-config.json" in step["run"]
+                    if cli
+                    else step["with"]["policyPackConfigs"] == "policy-config.json"
+                )
+                assert config, (
                     f"{path.name}/{name}: the pack runs without the stack's production marker"
                 )
                 assert any(
@@ -359,3 +375,147 @@ def test_code_owners_review_what_decides_production() -> None:
     assert "Require review from Code Owners" in _delivery(), (
         "CODEOWNERS only binds when the ruleset requires code-owner review; the docs must say so"
     )
+
+
+# --- which stacks CI deploys -------------------------------------------------------------------
+
+
+def test_the_stacks_ci_deploys_are_the_root_stack_files_and_the_sandbox(tmp_path: Path) -> None:
+    dev = stacks.ci_deployment(ROOT / "Pulumi.dev.yaml")
+    prod = stacks.ci_deployment(ROOT / "Pulumi.prod.yaml")
+    sandbox = stacks.ci_deployment(ROOT / stacks.SANDBOX_STACK_FILE)
+    assert dev == stacks.Deployment("deploy.yml", "on every push to main", False, False), (
+        "deploy.yml runs `pulumi up` on every root stack file; dev's environment has no reviewer"
+    )
+    assert prod is not None and prod.reviewed, "prod is protected: its reviewers approve each up"
+    assert sandbox is not None and sandbox.workflow == "cloud-test.yml" and sandbox.fresh_cluster
+    for path in (ROOT / "examples" / "Pulumi.kubeadm.yaml", tmp_path / "Pulumi.dev.yaml"):
+        assert stacks.ci_deployment(path) is None, f"{path}: no workflow deploys it"
+    cloud_test = (WORKFLOWS / "cloud-test.yml").read_text()
+    assert f'cp {stacks.SANDBOX_STACK_FILE} "Pulumi.${{STACK}}.yaml"' in cloud_test, (
+        "cloud-test.yml deploys the sandbox file tools.stacks names: the plan's warnings follow it"
+    )
+    assert "python -m tools.stacks" in (WORKFLOWS / "deploy.yml").read_text()
+
+
+# --- what a pull request's code can reach -------------------------------------------------------
+
+
+def _writes(permissions: dict[str, str]) -> set[str]:
+    return {scope for scope, level in permissions.items() if level == "write"}
+
+
+def test_no_job_that_runs_a_pull_requests_code_holds_a_token_that_writes() -> None:
+    """The preview runs the pull request's program, policy pack and locked dependencies: a
+    GITHUB_TOKEN that can write (comment, push, label) must not be readable there."""
+    for name, job in _workflow("pulumi-preview.yml")["jobs"].items():
+        assert _writes(job["permissions"]) <= {"id-token"}, (
+            f"pulumi-preview.yml/{name} runs the pull request's code with {job['permissions']}"
+        )
+    caller = _workflow("pull-request.yml")["jobs"]["preview"]
+    assert _writes(caller["permissions"]) <= {"id-token"}, (
+        "the preview caller's permissions cap the called workflow's: no pull-requests: write"
+    )
+
+
+def test_the_preview_comment_is_posted_by_a_job_that_runs_no_pull_request_code() -> None:
+    jobs = _workflow("pull-request.yml")["jobs"]
+    comment = jobs["comment"]
+    assert comment["permissions"] == {"pull-requests": "write"}, "the comment, and nothing else"
+    assert comment["needs"] == "preview"
+    uses = [str(step.get("uses", "")) for step in comment["steps"] if "uses" in step]
+    assert all(u.startswith("actions/download-artifact@") for u in uses), (
+        f"the comment job checks out nothing and runs no action of the pull request: {uses}"
+    )
+    scripts = " ".join(step.get("run", "") for step in comment["steps"])
+    for command in ("python", "uv ", "pulumi ", "bash ", "./", "source "):
+        assert command not in scripts, f"the comment job must run no repository code: {command!r}"
+    assert comment["steps"][-1]["env"]["PR"] == "${{ github.event.pull_request.number }}"
+    (preview,) = [j for j in _workflow("pulumi-preview.yml")["jobs"].values()]
+    upload = next(s for s in preview["steps"] if "upload-artifact" in str(s.get("uses", "")))
+    assert upload["with"]["name"] == "preview-${{ inputs.stack }}"
+    assert comment["steps"][0]["with"]["pattern"] == "preview-*", "every stack's preview"
+    writers = [n for n, j in jobs.items() if "pull-requests" in (j.get("permissions") or {})]
+    assert writers == ["comment"], f"only the comment job may write to pull requests: {writers}"
+
+
+def test_the_guide_says_what_a_pull_request_can_read_and_protects_its_environment() -> None:
+    delivery = _delivery()
+    assert "## What a pull request can read" in delivery
+    unprotected = re.search(
+        r"# Unprotected stack: pull requests preview it.*?\n\s*"
+        r'(gh api -X PUT "repos/\$\{GITHUB_REPO\}/environments/\$\{STACK\}-preview" '
+        r"--input - <<JSON\n.*?\nJSON)",
+        delivery,
+        re.DOTALL,
+    )
+    assert unprotected, "the unprotected stack's preview environment is created with reviewers"
+    assert '"prevent_self_review": true' in unprotected.group(1)
+    assert '"reviewers": [{"type": "Team", "id": ${REVIEWERS_TEAM_ID}}]' in unprotected.group(1), (
+        "without required reviewers any branch push decrypts the stack's secrets in a preview"
+    )
+    row = next(
+        line
+        for line in delivery.splitlines()
+        if line.startswith("| `<stack>-preview` of an unprotected")
+    )
+    assert "**Required reviewers**" in row
+
+
+# --- code owners ------------------------------------------------------------------------------
+
+SECURITY_BOUNDARY = (
+    "components/service/gate.py",
+    "components/service/haproxy.py",
+    "components/service/apikey.py",
+    "components/service/load_balancer.py",
+    "components/platform/egress.py",
+    "components/platform/keda.py",
+    "components/platform/vendor/keda",
+    "uv.lock",
+    "pyproject.toml",
+    "requirements.txt",
+    "Pulumi.yaml",
+    "Pulumi.dev.yaml",
+    ".github/workflows/pulumi-preview.yml",
+    ".github/workflows/deploy.yml",
+    ".github/cloud-test/Pulumi.cloud-test.yaml",
+    "policy/__main__.py",
+    "tools/stacks.py",
+    "tools/permissions.py",
+    "tools/iam_roles.py",
+    "docs/delivery.md",
+)
+
+
+def _owners(path: str) -> list[str]:
+    """The owners CODEOWNERS gives `path`: its last matching pattern's (GitHub's rule), for the
+    anchored patterns the file uses (`/file`, `/dir/`, `*` within one segment)."""
+    owners: list[str] = []
+    for line in (ROOT / ".github" / "CODEOWNERS").read_text().splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        pattern, *names = line.split()
+        assert pattern.startswith("/"), f"CODEOWNERS: {pattern} is not anchored at the root"
+        anchored = pattern[1:]
+        if anchored.endswith("/"):
+            matched = path.startswith(anchored)
+        else:
+            regex = re.escape(anchored).replace(r"\*", "[^/]*")
+            matched = re.fullmatch(regex, path) is not None
+        if matched:
+            owners = names
+    return owners
+
+
+@pytest.mark.parametrize("path", SECURITY_BOUNDARY)
+def test_every_security_boundary_path_has_a_code_owner(path: str) -> None:
+    assert (ROOT / path).exists(), f"{path} moved: keep this list and CODEOWNERS with it"
+    assert _owners(path), (
+        f"{path} has no code owner: a pull request could change it without the platform "
+        "owners' review (the ruleset requires code-owner review, docs/delivery.md step 7)"
+    )
+
+
+def test_a_path_outside_the_boundary_has_no_owner_so_the_matcher_can_tell() -> None:
+    assert not _owners("components/service/workload.py")

@@ -367,6 +367,7 @@ def test_the_plan_lists_the_dashboard_and_each_alert_with_its_threshold() -> Non
         assert f"              {alert.title}: {alert.threshold}" in text, (
             "a reviewer sees every alert and when it fires before `pulumi up`"
         )
-    assert "roles/monitoring.editor on project acme-ml-dev" in text, (
-        "the deploy identity's Monitoring role shows in the plan before CI's 403"
-    )
+    for role in ("roles/monitoring.dashboardEditor", "roles/monitoring.alertPolicyEditor"):
+        assert f"{role} on project acme-ml-dev" in text, (
+            "the deploy identity's Monitoring roles show in the plan before CI's 403"
+        )

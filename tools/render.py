@@ -57,6 +57,8 @@ class Plan:
     """The validated config the program ran with (the summary's facts come from it)."""
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    stack_file: Path | None = None
+    """The stack file rendered: whether CI deploys it decides the plan's IAM warnings."""
 
     @classmethod
     def of(
@@ -84,7 +86,9 @@ def render(stack: str, stack_file: Path | None = None) -> Plan:
     recording = run_program(read.config, stack=stack, secret_keys=read.secret_keys, stack_file=path)
     # The program validated the same config before registering anything; load it again here for
     # the summary's facts (allocatable, requests, GPUs at max scale).
-    return Plan.of(stack, recording, read.secret_keys, from_stack_file(read, stack))
+    plan = Plan.of(stack, recording, read.secret_keys, from_stack_file(read, stack))
+    plan.stack_file = path
+    return plan
 
 
 def supported_kubernetes_versions() -> list[str]:
@@ -277,10 +281,12 @@ def _inputs(recording: Recording, type_: str) -> list[tuple[str, dict[str, Any]]
 
 def summary(plan: Plan) -> str:
     from tools import summary as summary_module
+    from tools.stacks import ci_deployment
 
     if plan.config is None:
         return f"Stack {plan.stack}\n  {len(plan.recording.resources)} resources"
-    return summary_module.summary(plan.stack, plan.config, plan.recording, plan.outputs)
+    deployment = ci_deployment(plan.stack_file) if plan.stack_file is not None else None
+    return summary_module.summary(plan.stack, plan.config, plan.recording, plan.outputs, deployment)
 
 
 # --- command line ------------------------------------------------------------------------------

@@ -12,6 +12,11 @@ A stack is protected when its cluster keeps deletion protection (`cluster.deleti
 default true, on a GKE cluster) or it is marked `cluster.production`. Adding a stack is adding
 its Pulumi.<stack>.yaml (and its GitHub environments, docs/delivery.md): nothing else names it.
 
+`ci_deployment(path)` says whether and how CI deploys a stack file: every Pulumi.<stack>.yaml at
+the root through deploy.yml (on each push to main; protected stacks after their reviewers), and
+.github/cloud-test/Pulumi.cloud-test.yaml through cloud-test.yml (weekly, cluster and all created
+and destroyed in each run). The offline plan names the broad grants such a stack needs.
+
 `python -m tools.stacks policy-config <stack>` prints the policy pack config of one stack (JSON,
 for `pulumi preview|up --policy-pack policy --policy-pack-config <file>`). The stack is
 production when its GitHub environment sets GKE_GPU_PRODUCTION=true (a variable a pull request
@@ -40,10 +45,27 @@ from tools.engine import ROOT
 STACK_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 
 
+# The real-cloud test's stack file: cloud-test.yml copies it to the root for each run. It lives
+# outside the root so that discover() (and so deploy.yml) never picks it up.
+SANDBOX_STACK_FILE = Path(".github") / "cloud-test" / "Pulumi.cloud-test.yaml"
+
+
 @dataclass(frozen=True)
 class Stack:
     name: str
     protected: bool
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """How CI runs `pulumi up` on a stack file (docs/delivery.md, the workflows)."""
+
+    workflow: str
+    trigger: str
+    reviewed: bool
+    """Its GitHub environment waits for required reviewers (a protected stack's, step 7)."""
+    fresh_cluster: bool
+    """Every run creates the cluster anew and destroys it: nothing bound in it by hand lasts."""
 
 
 def _cluster(config: dict[str, Any]) -> dict[str, Any]:
@@ -84,6 +106,20 @@ def discover(root: Path = ROOT) -> list[Stack]:
     if not stacks:
         raise ValueError(f"no Pulumi.<stack>.yaml in {root}")
     return stacks
+
+
+def ci_deployment(path: Path, root: Path = ROOT) -> Deployment | None:
+    """How CI deploys the stack file at `path`, or None when no workflow deploys it."""
+    path = path.resolve()
+    if path == (root / SANDBOX_STACK_FILE).resolve():
+        return Deployment("cloud-test.yml", "every week", reviewed=False, fresh_cluster=True)
+    name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    if path.parent != root.resolve() or not path.name.startswith("Pulumi."):
+        return None
+    if not path.name.endswith(".yaml") or not STACK_NAME.fullmatch(name):
+        return None
+    protected = is_protected(read_stack_file(path).config)
+    return Deployment("deploy.yml", "on every push to main", protected, fresh_cluster=False)
 
 
 def outputs(stacks: Sequence[Stack]) -> dict[str, str]:

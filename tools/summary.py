@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components.config import ClusterConfig, Expose, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.formats import resources
@@ -15,8 +15,11 @@ from components.service import gate, haproxy
 from components.service import monitoring as monitor
 from components.service.workload import disks_at_destroy
 from tools import cost as costs
-from tools import permissions
+from tools import iam_plan
 from tools.engine import Recording
+
+if TYPE_CHECKING:
+    from tools.stacks import Deployment
 
 DRIVERS = {
     "default": "NVIDIA driver installed by GKE (its default version)",
@@ -508,7 +511,11 @@ def outputs_lines(outputs: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def summary(
-    stack: str, config: StackConfig, recording: Recording, outputs: dict[str, dict[str, Any]]
+    stack: str,
+    config: StackConfig,
+    recording: Recording,
+    outputs: dict[str, dict[str, Any]],
+    deployment: Deployment | None = None,
 ) -> str:
     lines = [f"Stack {stack}", *cluster_lines(config)]
     for pool in config.node_pools:
@@ -518,7 +525,7 @@ def summary(
         lines += cold_start_lines(config, w)
     lines += costs.summary_lines(config)
     lines += monitoring_lines(config)
-    lines += permissions.summary_lines(recording)
+    lines += iam_plan.summary_lines(recording, deployment)
     lines += [f"  advisory  {advisory}" for advisory in config.advisories]
     lines += outputs_lines(outputs)
     lines.append(f"  {len(recording.resources)} resources")

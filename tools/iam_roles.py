@@ -1,0 +1,166 @@
+"""The roles the deploy identity is granted (docs/delivery.md, 4. Identities): what each holds,
+which are broad, and the permissions of the custom roles the bootstrap creates."""
+
+from __future__ import annotations
+
+from components.platform.cluster import IMAGE_STREAMING_ROLE, NODE_ROLES
+from components.platform.metrics_adapter import VIEWER_ROLE
+
+# Which predefined role holds which permission, and how many: iann0036/iam-dataset@
+# 2073fa52ac008a45477aa0b1b4580cd99135bf60:gcp/roles/<role>.json (a dump of Google Cloud's
+# predefined roles, 2026-08-22); which permission an API method checks: the same commit,
+# gcp/map.json (e.g. a node pool is created by container.projects.locations.clusters.nodePools.
+# create, which checks container.clusters.update).
+CLUSTER_ADMIN = "roles/container.clusterAdmin"
+"""Clusters and node pools, and the DNS endpoint: container.clusters.{create,update,delete,get,
+list,connect}, container.operations.{get,list} and resourcemanager.projects.get, and no
+Kubernetes object (gcp/roles/container.clusterAdmin.json). container.admin would add every
+Kubernetes object of every cluster in the project (Secrets included) through IAM; the objects come
+from KUBERNETES_RBAC instead, bound in the stack's own cluster only."""
+CONTAINER_ADMIN = "roles/container.admin"
+"""Every container.* permission (434, a superset of CLUSTER_ADMIN's 15, and no iam.* one, so no
+actAs), Kubernetes objects included: "IAM manages Google Cloud resources, including clusters, and
+types of objects within clusters ... An IAM role grants privileges across all clusters in the
+project" (GKE, "Access control", https://cloud.google.com/kubernetes-engine/docs/concepts/
+access-control). Only for a stack whose every CI run creates its cluster anew (the real-cloud
+test): no RBAC binding made by hand exists in a cluster that did not exist a minute ago."""
+KUBERNETES_RBAC = "clusterrole/cluster-admin"
+"""Kubernetes RBAC, not IAM: a ClusterRoleBinding of the deploy identity (a Google service account
+is the Kubernetes user named by its email) to cluster-admin, in its own cluster. GKE allows a
+request that either IAM or RBAC allows ("Authorize actions in clusters using role-based access
+control", https://cloud.google.com/kubernetes-engine/docs/how-to/role-based-access-control).
+cluster-admin, not a narrower role: the program creates ClusterRoles and their bindings (the
+metrics adapter's), which RBAC allows only to holders of every permission granted, or of
+escalate and bind."""
+PROJECT_IAM_ADMIN = "roles/resourcemanager.projectIamAdmin"
+"""Granted only with the condition of docs/delivery.md (deploy-grants.yaml): the identity may grant
+or revoke GRANTABLE_PROJECT_ROLES and nothing else ("Set limits on granting roles",
+https://cloud.google.com/iam/docs/setting-limits-on-granting-roles)."""
+GRANTABLE_PROJECT_ROLES = (VIEWER_ROLE, *NODE_ROLES, IMAGE_STREAMING_ROLE)
+"""The project roles the program binds: the metrics adapter's reader, and the roles of a node
+account the stack creates. deploy-grants.yaml lists exactly these."""
+
+# Service accounts. IAM Conditions cannot narrow a project-level grant to one account: resource
+# attributes are recognized only for the services "Resource attributes for IAM Conditions" lists
+# (https://cloud.google.com/iam/docs/conditions-resource-attributes, resource service values:
+# Cloud Storage, Compute Engine, Cloud KMS, Resource Manager, GKE, ...; no iam.googleapis.com nor
+# artifactregistry.googleapis.com in the versions read here, the newest only partly readable), so
+# a `resource.name` condition on a service account is never matched. What the program does to
+# the node account it creates, and what each call checks: hashicorp/terraform-provider-google@
+# 0540ffede9083228e6d6177e2b50d3b91e5bde13:google/services/resourcemanager/
+# resource_google_service_account.go (Create: serviceAccounts.create on projects/P, then get;
+# Read: get; Delete: delete; Update: get and patch, never reached, as the display name changes
+# only with the account id, which replaces it) and gcp/map.json above (iam.projects.
+# serviceAccounts.{create,get,delete} -> iam.serviceAccounts.{create,get,delete}).
+SERVICE_ACCOUNT_CREATOR = "roles/iam.serviceAccountCreator"
+"""iam.serviceAccounts.{create,get,list} and resourcemanager.projects.{get,list}: creates accounts,
+acts as none, administers none (gcp/roles/iam.serviceAccountCreator.json)."""
+SERVICE_ACCOUNT_DELETER = "roles/iam.serviceAccountDeleter"
+"""iam.serviceAccounts.{delete,get,list}: granted on the node account itself, so `pulumi destroy`
+deletes that account and no other (gcp/roles/iam.serviceAccountDeleter.json)."""
+SERVICE_ACCOUNT_USER = "roles/iam.serviceAccountUser"
+"""The only predefined role with iam.serviceAccounts.actAs and nothing else to speak of: GKE asks
+for it on a user-managed node account (https://cloud.google.com/iam/docs/roles-permissions/
+container, Kubernetes Engine Admin); container.admin does not contain actAs."""
+SERVICE_ACCOUNT_ADMIN = "roles/iam.serviceAccountAdmin"
+"""On one service account only (setIamPolicy of that account), never the project: on the project
+it sets the policy of, deletes and disables every account in it."""
+
+# Custom roles: exactly the calls the Terraform provider behind pulumi-gcp makes for an IAM member
+# resource (GET the policy, then write it back): hashicorp/terraform-provider-google@
+# 1babe97f1e921e124bb5e83e703d3d9a0c3d0892:google/services/storage/iam_storage_bucket.go (GET and
+# PUT b/BUCKET/iam) and @0937ec5ba25b4ce01df2705fbacee88aa96972c9:google/services/
+# artifactregistry/iam_artifact_registry_repository.go (:getIamPolicy, :setIamPolicy); each call's
+# permission from gcp/map.json above. roles/storage.admin holds 104 permissions (every object and
+# setting of the bucket), roles/artifactregistry.admin 67 (every image of the repository).
+BUCKET_IAM_ROLE = "projects/PROJECT_ID/roles/gkeGpuBucketIam"
+BUCKET_IAM_PERMISSIONS = ("storage.buckets.getIamPolicy", "storage.buckets.setIamPolicy")
+REGISTRY_IAM_ROLE = "projects/PROJECT_ID/roles/gkeGpuRegistryIam"
+REGISTRY_IAM_PERMISSIONS = (
+    "artifactregistry.repositories.getIamPolicy",
+    "artifactregistry.repositories.setIamPolicy",
+)
+
+# Monitoring, one narrow role per kind of object StackMonitoring registers
+# (components/service/monitoring.py: a Dashboard, NotificationChannels, AlertPolicies), instead
+# of roles/monitoring.editor (80 permissions, writing time series and creating and deleting metric
+# descriptors among them). Each holds 9 (gcp/roles/<role>.json above): its kind's create, get,
+# list, update, delete and tag bindings; the channel editor also reads channel descriptors and
+# sends and checks verification codes.
+DASHBOARD_EDITOR = "roles/monitoring.dashboardEditor"
+ALERT_POLICY_EDITOR = "roles/monitoring.alertPolicyEditor"
+NOTIFICATION_CHANNEL_EDITOR = "roles/monitoring.notificationChannelEditor"
+
+NETWORK_ROLE = "projects/PROJECT_ID/roles/gkeGpuNetwork"
+"""A custom role with exactly NETWORK_PERMISSIONS, instead of compute.networkAdmin (965
+permissions: every network, firewall, route and peering of the project)."""
+# What the Terraform provider behind pulumi-gcp calls for each network resource, and what each call
+# checks. Calls: hashicorp/terraform-provider-google@e03b7622a26cf4e878f90bdccaca6aa3d03a7999,
+# google/services/compute/: resource_compute_router.go (POST, GET, PATCH, DELETE on the router),
+# resource_compute_router_nat.go (a NAT is a part of its router: GET the router, PATCH it, also to
+# delete), resource_compute_address.go (POST, GET, DELETE; POST setLabels when the address has
+# labels, which pulumi-gcp's attribution label may add: unconfirmed), and compute_operation.go
+# (QueryOp: every regional call is waited for with GET regions/R/operations/O). Checks:
+# gcp/map.json above (compute.routers.insert -> routers.create; routers.patch -> routers.get +
+# routers.update; addresses.insert -> addresses.create or createInternal; addresses.delete ->
+# addresses.delete or deleteInternal; regionOperations.get -> regionOperations.get).
+# compute.subnetworks.use for an internal address in a subnetwork is not in map.json; it is taken
+# from Google's "Reserve a static internal IP" requirements and is unconfirmed here.
+_OPERATIONS = ("compute.regionOperations.get",)
+ROUTER_PERMISSIONS = (
+    "compute.routers.create",
+    "compute.routers.get",
+    "compute.routers.update",
+    "compute.routers.delete",
+    *_OPERATIONS,
+)
+NAT_PERMISSIONS = ("compute.routers.get", "compute.routers.update", *_OPERATIONS)
+EXTERNAL_ADDRESS_PERMISSIONS = (
+    "compute.addresses.create",
+    "compute.addresses.get",
+    "compute.addresses.delete",
+    "compute.addresses.setLabels",
+    *_OPERATIONS,
+)
+INTERNAL_ADDRESS_PERMISSIONS = (
+    "compute.addresses.createInternal",
+    "compute.addresses.get",
+    "compute.addresses.deleteInternal",
+    "compute.addresses.setLabels",
+    "compute.subnetworks.use",
+    *_OPERATIONS,
+)
+NETWORK_PERMISSIONS = tuple(
+    sorted(
+        {
+            *ROUTER_PERMISSIONS,
+            *NAT_PERMISSIONS,
+            *EXTERNAL_ADDRESS_PERMISSIONS,
+            *INTERNAL_ADDRESS_PERMISSIONS,
+        }
+    )
+)
+
+CUSTOM_ROLES: dict[str, tuple[str, ...]] = {
+    NETWORK_ROLE: NETWORK_PERMISSIONS,
+    BUCKET_IAM_ROLE: BUCKET_IAM_PERMISSIONS,
+    REGISTRY_IAM_ROLE: REGISTRY_IAM_PERMISSIONS,
+}
+"""Each custom role's permissions: docs/delivery.md's `gcloud iam roles create` lists the same."""
+
+BROAD: dict[str, tuple[str, str]] = {
+    SERVICE_ACCOUNT_CREATOR: (
+        "creates any service account in the project",
+        "name a node account made by the bootstrap in cluster.nodeServiceAccount",
+    ),
+    PROJECT_IAM_ADMIN: (
+        f"grants {', '.join(GRANTABLE_PROJECT_ROLES)} to any principal on the whole project",
+        "a node account named in cluster.nodeServiceAccount takes the node roles off this list",
+    ),
+    CONTAINER_ADMIN: (
+        "reaches every Kubernetes object of every cluster in the project, Secrets included",
+        "keep the project for this stack alone",
+    ),
+}
+"""Project-wide grants that reach beyond what the stack owns: what each reaches, and how to do
+without it. The plan names them for a stack that CI deploys (tools.stacks.ci_deployment)."""

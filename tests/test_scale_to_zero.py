@@ -563,3 +563,14 @@ def test_a_fallback_class_says_it_streams_the_image_it_streams(
         "the ComputeClass turns image streaming on for every fallback node "
         "(nodePoolConfig.imageStreaming): the plan must not say the image is pulled whole\n" + out
     )
+
+
+def test_destroy_deletes_a_sleeping_workload_before_its_scaler(dev: Recording) -> None:
+    deployment = dev.served(DEPLOYMENT)
+    (scaled,) = dev.of_type(HTTP_SCALED_OBJECT)
+    assert scaled.urn in deployment.dependencies, (
+        "`pulumi destroy` deletes dependents first: unless the Deployment depends on its "
+        "HTTPScaledObject, the scaler may go first, and KEDA's finalizer then restores the "
+        "Deployment to one replica, starting a GPU node while the stack is being destroyed"
+    )
+    assert deployment.urn not in scaled.dependencies, "and never the other way round (a cycle)"

@@ -76,8 +76,9 @@ class ScaleToZeroArgs:
     generation_seconds: int
     """The longest silence the gate allows a model server (haproxy.GateSettings)."""
     after: list[pulumi.Resource]
-    """KEDA's HTTP add-on (Keda.ready): its CRD and operators. Not the Deployment, which `pulumi
-    up` does not wait for (components/service/workload.py awaited)."""
+    """KEDA's HTTP add-on (Keda.ready): its CRD and operators, and the workload's GPU capacity.
+    Not the Deployment: the Deployment depends on this scaler, so `pulumi destroy` deletes it
+    first (components/service/gpu_service.py)."""
 
 
 class ScaleToZero(pulumi.ComponentResource):

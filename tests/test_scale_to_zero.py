@@ -574,3 +574,21 @@ def test_destroy_deletes_a_sleeping_workload_before_its_scaler(dev: Recording) -
         "Deployment to one replica, starting a GPU node while the stack is being destroyed"
     )
     assert deployment.urn not in scaled.dependencies, "and never the other way round (a cycle)"
+
+
+def test_a_sleeping_model_wakes_on_requests_in_flight_not_on_the_rate_0_15_rounds_away(
+    dev: Recording,
+) -> None:
+    """kedacore/http-add-on#1692: on 0.15.0 a lone request after ~33 idle minutes averages to a
+    `requestRate` of 0 (pkg/queue/bucketing.go precision 3, fixed by #1708 after 0.15.0) and gets
+    a 504 with no scale-up; the concurrency gauge counts the held request itself (docs/
+    scaling.md)."""
+    spec = _named(dev, HTTP_SCALED_OBJECT, "llm")["spec"]
+    assert keda.HTTP_ADD_ON.name == "keda-add-ons-http-0.15.0.yaml", (
+        "a new add-on release: check whether it has kedacore/http-add-on#1708, then this test"
+    )
+    assert list(spec["scalingMetric"]) == ["concurrency"], (
+        "the vendored add-on 0.15.0 rounds a lone request's rate to 0 after a long idle: scaling "
+        "on requestRate would answer the first request after 30 minutes with a 504 and never wake "
+        "the model"
+    )

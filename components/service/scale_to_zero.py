@@ -49,6 +49,9 @@ def http_scaled_object_spec(
         },
         "replicas": {"min": 0, "max": scale.max_replicas},
         "scaledownPeriod": scale.idle_seconds,
+        # Requests in flight, a gauge that counts the request the interceptor holds: 0.15.0's
+        # requestRate rounds a lone request after a long idle to 0 and never wakes the model
+        # (kedacore/http-add-on#1692, fixed by #1708 after 0.15.0; docs/scaling.md).
         "scalingMetric": {"concurrency": {"targetValue": scale.target}},
         "timeouts": {
             "conditionWait": f"{scale.wake_timeout_seconds}s",

@@ -223,10 +223,13 @@ def test_only_gates_reach_the_interceptor_which_routes_by_host_alone(dev: Record
         "and only in the stack's namespace: a pod elsewhere could send a sleeping model's Host "
         "and reach it without the gate's key (vLLM skips the key on /invocations)"
     )
-    assert admin_rule == {
-        "from": [{"podSelector": {}}],
-        "ports": [{"protocol": "TCP", "port": 9090}],
-    }, "the admin port (pending counts) is for the add-on's own scaler, in the keda namespace"
+    scaler = _named(dev, DEPLOYMENT, "keda-add-ons-http-scaler")["spec"]["template"]["metadata"]
+    (admin_peer,) = admin_rule["from"]
+    assert admin_rule["ports"] == [{"protocol": "TCP", "port": 9090}]
+    assert admin_peer.keys() == {"podSelector"} and (
+        admin_peer["podSelector"]["matchLabels"].items() <= scaler["labels"].items()
+    ), "the admin port (requests in flight) is for the add-on's scaler, in the keda namespace"
+    assert admin_peer["podSelector"]["matchLabels"] != {}, "the scaler only, not every keda pod"
 
 
 def _seconds(duration: str) -> int:

@@ -202,6 +202,17 @@ class _Steps:
         return None
 
 
+def _kept(old: str | None, ignored: list[str]) -> str | None:
+    """The golden inputs as the engine diffs them against the new ones: an input the resource now
+    ignores takes its old value (pulumi/pulumi pkg/resource/deploy/step_generator.go
+    processIgnoreChanges, "the effect of ensuring that no changes will be made for the
+    corresponding property"), so it cannot replace anything; physical_name leaves it out too."""
+    if old is None or not ignored:
+        return old
+    fields = json.loads(old)
+    return json.dumps({k: v for k, v in fields.items() if k not in ignored})
+
+
 def upgrade(olds: dict[str, str | None], resources: list[Registration]) -> Upgrade:
     steps = _Steps(olds)
     result = Upgrade()
@@ -213,7 +224,7 @@ def upgrade(olds: dict[str, str | None], resources: list[Registration]) -> Upgra
         claimed.add(old)
         if old != r.urn:
             result.aliased[r.urn] = old
-        if olds[old] != physical_name(r):
+        if _kept(olds[old], r.ignore_changes) != physical_name(r):
             result.renamed.append((old, olds[old], physical_name(r)))
     result.deleted = sorted(set(olds) - claimed)
     result.errors = steps.errors

@@ -630,7 +630,7 @@ def test_ubuntu_driver_installer_has_no_confidential_term() -> None:
 
 
 def test_device_plugin_is_nvidias_current_release_and_fails_loudly_by_default() -> None:
-    assert device_plugin.IMAGE == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+    assert device_plugin.IMAGE.startswith("nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:")
     (container,) = device_plugin.daemonset_spec()["template"]["spec"]["containers"]
     assert container["env"] == [{"name": "FAIL_ON_INIT_ERROR", "value": "true"}], (
         "NVIDIA dropped FAIL_ON_INIT_ERROR=false: it silently hides GPU discovery failures; the "

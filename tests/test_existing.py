@@ -353,7 +353,10 @@ def test_static_device_plugin_is_nvidias_unprivileged_daemonset(
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
     ], "the plugin must run on tainted GPU nodes, or no GPU is ever advertised"
     (container,) = pod["containers"]
-    assert container["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+    assert container["image"] == (
+        "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+        "@sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312"
+    ), "NVIDIA's v0.20.0, pinned by the digest NVIDIA's GPU Operator bundle pins (a tag can move)"
     assert container["securityContext"] == {
         "allowPrivilegeEscalation": False,
         "capabilities": {"drop": ["ALL"]},

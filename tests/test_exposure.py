@@ -682,3 +682,30 @@ def test_the_certificate_names_the_reserved_address_and_the_cluster_names(
     assert key.outputs["privateKeyPem"] == SECRET_MASK, "the private key is a secret in state"
     secret = minimal.named("gate-llm-tls").inputs
     assert secret["stringData"] == {"gate.pem": SECRET_MASK}, "and in the cluster"
+
+
+def test_the_stacks_certificates_live_short_and_renew_before_they_expire(
+    minimal: Recording,
+) -> None:
+    """Issue 30 L9: a CA lived ten years and a leaked key (it sits in the stack's state) with it."""
+    ca = minimal.one("tls:index/selfSignedCert:SelfSignedCert").inputs
+    assert ca["isCaCertificate"] is True and ca["setSubjectKeyId"] is True
+    assert ca["validityPeriodHours"] <= 3 * 365 * 24, (
+        "the stack's CA lives three years at most: its key in the state is not good for a decade"
+    )
+    assert 0 < ca.get("earlyRenewalHours", 0) < ca["validityPeriodHours"], (
+        "without an early-renewal window the CA just expires, and every client with it; with one, "
+        "a `pulumi up` in its last days replaces it (and the preview says so first)"
+    )
+    (server,) = minimal.of_type("tls:index/locallySignedCert:LocallySignedCert")
+    hours = server.inputs["validityPeriodHours"]
+    assert hours <= 200 * 24, "a server certificate lives months, not a year (clients trust the CA)"
+    assert 0 < server.inputs["earlyRenewalHours"] < hours
+    assert (
+        not server.inputs.get("isCaCertificate")
+        and "cert_signing" not in (server.inputs["allowedUses"])
+    ), "the CA signs only server certificates, which cannot sign: the chain stops there"
+    assert "maxPathLength" not in ca, (
+        "pulumi-tls writes max_path_length 0 as no constraint (Go's MaxPathLenZero is never set) "
+        "and the input replaces the CA: it must not be set as if it constrained anything"
+    )

@@ -361,3 +361,29 @@ def test_naming_another_node_service_account_renames_the_gpu_pool(
         "service_account forces a replacement: under the same GKE name the new pool would "
         "collide with the old one, which is deleted only after it"
     )
+
+
+def test_a_workload_that_stops_autoscaling_takes_its_replica_count_back_by_force(
+    run: Run, standard: dict[str, Any]
+) -> None:
+    """Issue 31: the HPA (or KEDA) owns spec.replicas in the cluster after it scaled the
+    workload; the next `up` with a fixed count sends spec.replicas, and server-side apply refuses
+    it as a conflict unless forced."""
+    standard["gke-gpu:nodePools"][0]["maxNodes"] = 3
+    (workload,) = standard["gke-gpu:workloads"]
+    autoscaled = copy.deepcopy(standard)
+    autoscaled["gke-gpu:workloads"] = [
+        {**workload, "autoscale": {"minReplicas": 1, "maxReplicas": 2}}
+    ]
+    before = run(autoscaled).named("workload-llm-deployment").inputs
+    assert "replicas" not in before["spec"]
+    assert "pulumi.com/patchForce" not in before["metadata"].get("annotations", {}), (
+        "an autoscaled workload sends no replica count: nothing to take over"
+    )
+    standard["gke-gpu:workloads"] = [{**workload, "replicas": 2}]
+    after = run(standard).named("workload-llm-deployment").inputs
+    assert after["spec"]["replicas"] == 2
+    assert after["metadata"].get("annotations", {}).get("pulumi.com/patchForce") == "true", (
+        "the HPA's field manager still owns spec.replicas: without the force `pulumi up` fails "
+        "with a server-side apply conflict when the workload goes back to a fixed count"
+    )

@@ -86,6 +86,7 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
+        *[("networking.k8s.io/v1", "NetworkPolicy")] * 5,
         ("policy/v1", "PodDisruptionBudget"),
         ("policy/v1", "PodDisruptionBudget"),
         ("v1", "ConfigMap"),
@@ -100,7 +101,9 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         "(config, certificate, Deployment, budget, egress to KEDA's interceptor only), the "
         "model's in-cluster Service with the NetworkPolicy that admits only the interceptor, "
         "the HTTPScaledObject that scales it from zero, the NetworkPolicy that admits only "
-        "gates to KEDA's interceptor and the interceptors' disruption budget, the public "
+        "gates to KEDA's interceptor, the keda namespace's default deny and the four doors its "
+        "pods use (API server to webhooks and metrics server, metrics server to operator, "
+        "operator to scaler), the interceptors' disruption budget, the public "
         "Service with the NetworkPolicy that admits the gate's TLS port, and the dashboard's "
         "PodMonitoring of the server with the NetworkPolicy that admits only the collectors"
     )

@@ -223,10 +223,13 @@ def test_only_gates_reach_the_interceptor_which_routes_by_host_alone(dev: Record
         "and only in the stack's namespace: a pod elsewhere could send a sleeping model's Host "
         "and reach it without the gate's key (vLLM skips the key on /invocations)"
     )
-    assert admin_rule == {
-        "from": [{"podSelector": {}}],
-        "ports": [{"protocol": "TCP", "port": 9090}],
-    }, "the admin port (pending counts) is for the add-on's own scaler, in the keda namespace"
+    scaler = _named(dev, DEPLOYMENT, "keda-add-ons-http-scaler")["spec"]["template"]["metadata"]
+    (admin_peer,) = admin_rule["from"]
+    assert admin_rule["ports"] == [{"protocol": "TCP", "port": 9090}]
+    assert admin_peer.keys() == {"podSelector"} and (
+        admin_peer["podSelector"]["matchLabels"].items() <= scaler["labels"].items()
+    ), "the admin port (requests in flight) is for the add-on's scaler, in the keda namespace"
+    assert admin_peer["podSelector"]["matchLabels"] != {}, "the scaler only, not every keda pod"
 
 
 def _seconds(duration: str) -> int:
@@ -562,4 +565,33 @@ def test_a_fallback_class_says_it_streams_the_image_it_streams(
     assert "image: streamed (image streaming, Artifact Registry image)" in out, (
         "the ComputeClass turns image streaming on for every fallback node "
         "(nodePoolConfig.imageStreaming): the plan must not say the image is pulled whole\n" + out
+    )
+
+
+def test_destroy_deletes_a_sleeping_workload_before_its_scaler(dev: Recording) -> None:
+    deployment = dev.served(DEPLOYMENT)
+    (scaled,) = dev.of_type(HTTP_SCALED_OBJECT)
+    assert scaled.urn in deployment.dependencies, (
+        "`pulumi destroy` deletes dependents first: unless the Deployment depends on its "
+        "HTTPScaledObject, the scaler may go first, and KEDA's finalizer then restores the "
+        "Deployment to one replica, starting a GPU node while the stack is being destroyed"
+    )
+    assert deployment.urn not in scaled.dependencies, "and never the other way round (a cycle)"
+
+
+def test_a_sleeping_model_wakes_on_requests_in_flight_not_on_the_rate_0_15_rounds_away(
+    dev: Recording,
+) -> None:
+    """kedacore/http-add-on#1692: on 0.15.0 a lone request after ~33 idle minutes averages to a
+    `requestRate` of 0 (pkg/queue/bucketing.go precision 3, fixed by #1708 after 0.15.0) and gets
+    a 504 with no scale-up; the concurrency gauge counts the held request itself (docs/
+    scaling.md)."""
+    spec = _named(dev, HTTP_SCALED_OBJECT, "llm")["spec"]
+    assert keda.HTTP_ADD_ON.name == "keda-add-ons-http-0.15.0.yaml", (
+        "a new add-on release: check whether it has kedacore/http-add-on#1708, then this test"
+    )
+    assert list(spec["scalingMetric"]) == ["concurrency"], (
+        "the vendored add-on 0.15.0 rounds a lone request's rate to 0 after a long idle: scaling "
+        "on requestRate would answer the first request after 30 minutes with a 504 and never wake "
+        "the model"
     )

@@ -29,7 +29,38 @@ _GATE_CONFIG = (
     "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:GpuService$gke-gpu:index:ApiGate$"
     "kubernetes:core/v1:ConfigMap::gate-llm-config",
 )
+_SHORTER_CERTIFICATES = (
+    "issue 30 L9: a server certificate lives 180 days (a year before) and is renewed by any "
+    "`pulumi up` in its last 60; every input of a tls certificate forces a new one, so the upgrade "
+    "issues each gate's next certificate from the same CA (clients, who trust the CA, notice "
+    "nothing) and the gates roll onto it. The CA keeps its lifetime until rotated (docs/day-2.md)."
+)
+_SERVER_CERTIFICATE = (
+    "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:ServerCertificate$"
+    "tls:index/locallySignedCert:LocallySignedCert::cert-{workload}-cert",
+    "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:GpuService$gke-gpu:index:ServerCertificate$"
+    "tls:index/locallySignedCert:LocallySignedCert::cert-{workload}-cert",
+)
+_CERTIFIED = {
+    "adapters": ("llm",),
+    "catalog-autopilot": ("big",),
+    "catalog-standard": ("pro",),
+    "dev": ("llm",),
+    "fallback": ("llm",),
+    "fast-start": ("llm",),
+    "internal-vpc": ("llm", "batch"),
+    "operator": ("notebook",),
+    "prod": ("llm",),
+    "reservation": ("llm",),
+    "t4-standard": ("notebook",),
+}
 INTENDED_REPLACEMENTS: dict[str, str] = {
+    **{
+        urn.format(stack=stack, workload=workload): _SHORTER_CERTIFICATES
+        for stack, workloads in _CERTIFIED.items()
+        for workload in workloads
+        for urn in _SERVER_CERTIFICATE
+    },
     **{urn.format(stack="dev"): _SLEEPS for urn in _GATE_CONFIG},
     **{
         urn.format(stack=stack): _ROUTES

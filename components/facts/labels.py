@@ -85,6 +85,11 @@ SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
 """pulumi-kubernetes skips waiting for the object's readiness (provider/pkg/await/await.go
 newLegacyReadyCondition and metadata/overrides.go SkipAwaitLogic, pulumi/pulumi-kubernetes at
 94977969)."""
+PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce"
+"""pulumi-kubernetes applies the object with server-side apply's force, taking over fields another
+field manager owns instead of failing on the conflict (provider/pkg/await/await.go patchForce,
+lines 1030-1034, used by ssaUpdate 662-667; the name in provider/pkg/metadata/annotations.go
+line 38; pulumi/pulumi-kubernetes at 94977969)."""
 
 # --- gke-gpu's own keys ------------------------------------------------------------------------
 PART_OF = "gke-gpu"

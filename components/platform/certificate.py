@@ -19,11 +19,34 @@ import pulumi_tls as tls
 # ECDSA P-256: what every TLS client accepts, and small handshakes.
 KEY_ALGORITHM = "ECDSA"
 ECDSA_CURVE = "P256"
-CA_VALIDITY_HOURS = 10 * 365 * 24
-# A server certificate lives a year; `pulumi up` in its last 30 days issues the next one
-# (LocallySignedCert early_renewal_hours marks it for replacement, pulumi-tls docs).
-SERVER_VALIDITY_HOURS = 365 * 24
-SERVER_EARLY_RENEWAL_HOURS = 30 * 24
+# Lifetimes (issue 30 L9). A certificate in its early-renewal window is replaced by the next
+# `pulumi up` (`pulumi preview` shows the replacement): the provider marks it ready_for_renewal
+# and requires replacement when now >= expiry - early_renewal_hours (hashicorp/
+# terraform-provider-tls@d72d90e1 internal/provider/common_cert.go
+# modifyPlanIfCertificateReadyForRenewal, lines 268-311, run by both resources' ModifyPlan). The
+# old certificate stays valid until it expires: nothing revokes it.
+# The CA: three years, replaced in its last 90 days. Its replacement changes what clients must
+# trust (the caCertificate output), so it is rare and announced by the preview; a leaked key
+# (it lives in the stack's state) is good for three years at most instead of ten.
+CA_VALIDITY_HOURS = 3 * 365 * 24
+CA_EARLY_RENEWAL_HOURS = 90 * 24
+# A server certificate: 180 days, replaced by any `pulumi up` in its last 60 (clients do not
+# notice: they trust the CA). A stack left without an `up` for four months keeps serving until
+# the certificate expires, and `up` then issues the next.
+SERVER_VALIDITY_HOURS = 180 * 24
+SERVER_EARLY_RENEWAL_HOURS = 60 * 24
+# No pathLen and no name constraints on the CA, because the provider cannot write them:
+# - pulumi-tls 5.6.2 has max_path_length, but terraform-provider-tls copies it into Go's
+#   x509.Certificate.MaxPathLen without MaxPathLenZero (common_cert.go lines 181-190; no
+#   MaxPathLenZero anywhere in the provider), and Go writes MaxPathLen 0 without MaxPathLenZero
+#   as "no constraint" (crypto/x509 Certificate docs): pathLen 0 cannot be had, and the input
+#   forces a new CA.
+# - name constraints: none in pulumi-tls 5.6.2 (SelfSignedCert's inputs); a later
+#   terraform-provider-tls adds DNS-name constraints only (name_constraint_permitted_dns_names,
+#   common_cert.go at 0472434e), and the gate's certificate names an IP address.
+# What holds instead: the program signs only server certificates, which are not CAs
+# (is_ca_certificate false, no cert_signing), and clients should trust the CA for this endpoint
+# only (--cacert), not install it system-wide (docs/security.md).
 CA_USES = ("cert_signing", "crl_signing", "digital_signature")
 SERVER_USES = ("digital_signature", "key_encipherment", "server_auth")
 
@@ -71,6 +94,13 @@ class CertificateAuthority(pulumi.ComponentResource):
         key = tls.PrivateKey(
             f"{name}-key", algorithm=KEY_ALGORITHM, ecdsa_curve=ECDSA_CURVE, opts=child
         )
+        # Every input of a tls certificate forces a new one: a CA deployed before these lifetimes
+        # would be replaced by the upgrade, and every client trusting it would break at once.
+        # It keeps its lifetime until its owner rotates it (`pulumi up --replace`, docs/day-2.md);
+        # a new CA, or a replaced one, gets the lifetimes above.
+        kept = pulumi.ResourceOptions(
+            parent=self, ignore_changes=["validityPeriodHours", "earlyRenewalHours"]
+        )
         cert = tls.SelfSignedCert(
             f"{name}-cert",
             private_key_pem=key.private_key_pem,
@@ -79,9 +109,10 @@ class CertificateAuthority(pulumi.ComponentResource):
                 common_name=f"gke-gpu {args.stack} CA", organization="gke-gpu"
             ),
             validity_period_hours=CA_VALIDITY_HOURS,
+            early_renewal_hours=CA_EARLY_RENEWAL_HOURS,
             allowed_uses=list(CA_USES),
             set_subject_key_id=True,
-            opts=child,
+            opts=kept,
         )
         self.cert_pem = cert.cert_pem
         self.private_key_pem = pulumi.Output.secret(key.private_key_pem)

@@ -29,7 +29,17 @@ from components.manifest import manifest
 # The policy pack allows system DaemonSets named nvidia-device-plugin* in kube-system.
 NAME = "nvidia-device-plugin-daemonset"
 NAMESPACE = "kube-system"
-IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+# Pinned by digest (a tag can be moved), the tag kept for readers. NVIDIA publishes no digest in
+# the plugin's own repository; its GPU Operator's certified bundle pins this one for the same
+# tag: NVIDIA/gpu-operator v26.7.0 (10ee5b36) bundle/manifests/
+# gpu-operator-certified.clusterserviceversion.yaml line 266 (device-plugin-image). Two third-party
+# manifests found with the code search pin the same digest for v0.20.0. Not resolved against
+# nvcr.io from here (`crane digest nvcr.io/nvidia/k8s-device-plugin:v0.20.0` confirms it).
+VERSION = "v0.20.0"
+IMAGE = (
+    f"nvcr.io/nvidia/k8s-device-plugin:{VERSION}"
+    "@sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312"
+)
 CONTAINER = "nvidia-device-plugin-ctr"
 POD_LABELS = {"name": "nvidia-device-plugin-ds"}
 DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"

@@ -10,7 +10,10 @@ commits and checksums). What the program changes as it registers them:
   - the `keda` namespace labelled to enforce Pod Security `restricted` (every KEDA and add-on pod
     runs as non-root, drops all capabilities and uses the RuntimeDefault seccomp profile);
   - the interceptor's own ScaledObject starts at two replicas, not one: the interceptor is in
-    every sleeping model's request path, and one pod would make a node drain an outage.
+    every sleeping model's request path, and one pod would make a node drain an outage;
+  - their access cut to what the program's scalers need (no Secret outside `keda`, `get` and
+    scale on Deployments and StatefulSets only), and the namespace fenced: it admits only the
+    traffic KEDA's pods exchange (components/platform/keda_fence.py).
 
 Facts read from the add-on's source at v0.15.0 (kedacore/http-add-on@4ea8a863):
   - the interceptor routes by the Host header (port stripped) and the path, no match answers
@@ -47,15 +50,14 @@ from components.facts.labels import (
     APP_COMPONENT_LABEL,
     APP_INSTANCE_LABEL,
     APP_NAME_LABEL,
-    GATE_NAME_LABEL,
     HOSTNAME_LABEL,
-    NAMESPACE_NAME_LABEL,
     PART_OF_LABEL,
     POD_SECURITY_AUDIT_LABEL,
     POD_SECURITY_ENFORCE_LABEL,
     POD_SECURITY_WARN_LABEL,
 )
 from components.manifest import manifest
+from components.platform import keda_fence
 
 VENDOR = Path(__file__).parent / "vendor" / "keda"
 CORE = VENDOR / "keda-2.20.2.yaml"
@@ -149,7 +151,7 @@ def _adjusted(obj: dict[str, Any]) -> dict[str, Any]:
                 "labelSelector": {"matchLabels": dict(INTERCEPTOR_LABELS)},
             }
         ]
-    return obj
+    return keda_fence.least_privilege(obj)
 
 
 # Environment that limits the add-on to the stack's namespace (kedacore/http-add-on v0.15.0
@@ -230,38 +232,6 @@ def register(obj: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Custom
     return getattr(module, obj["kind"])(resource_name(obj), opts=opts, **fields)
 
 
-INTERCEPTOR_ADMIN_PORT = 9090  # the add-on's scaler reads pending counts here
-
-
-def interceptor_ingress(gate_namespace: str) -> dict[str, Any]:
-    """Who may reach the interceptor. Its proxy routes by Host alone: any pod that reaches it
-    could name a sleeping model's Host and reach the model without passing its gate (and the
-    gate's key check, which vLLM itself skips on /invocations). So the proxy port admits only the
-    gates' pods, and the admin port only the add-on's own pods (its scaler). Kubelet's probes
-    pass (node traffic is always allowed, kubernetes.io "Network Policies")."""
-    return {
-        "podSelector": {"matchLabels": dict(INTERCEPTOR_LABELS)},
-        "policyTypes": ["Ingress"],
-        "ingress": [
-            {
-                "from": [
-                    {
-                        "namespaceSelector": {
-                            "matchLabels": {NAMESPACE_NAME_LABEL: gate_namespace}
-                        },
-                        "podSelector": {"matchLabels": {APP_NAME_LABEL: GATE_NAME_LABEL}},
-                    }
-                ],
-                "ports": [{"protocol": "TCP", "port": INTERCEPTOR_PORT}],
-            },
-            {
-                "from": [{"podSelector": {}}],
-                "ports": [{"protocol": "TCP", "port": INTERCEPTOR_ADMIN_PORT}],
-            },
-        ],
-    }
-
-
 @dataclass(frozen=True)
 class KedaArgs:
     after: list[pulumi.Resource]
@@ -283,13 +253,24 @@ class Keda(pulumi.ComponentResource):
     def __init__(self, name: str, args: KedaArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gke-gpu:index:Keda", name, None, opts)
         self._args = args
+        found = [*objects(CORE), *objects(HTTP_ADD_ON)]
         core = self._install(objects(CORE), list(args.after))
         self.ready = self._install(objects(HTTP_ADD_ON), core)
+        doors = [
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-interceptor-ingress",
+                metadata=manifest({"name": "interceptor-from-gates", "namespace": NAMESPACE}),
+                spec=manifest(keda_fence.interceptor_ingress(found, args.gate_namespace)),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=core),
+            ),
+            *self._doors(name, found, core),
+        ]
+        # Last in, first out: the namespace never denies what its doors have not admitted yet.
         k8s.networking.v1.NetworkPolicy(
-            f"{name}-interceptor-ingress",
-            metadata=manifest({"name": "interceptor-from-gates", "namespace": NAMESPACE}),
-            spec=manifest(interceptor_ingress(args.gate_namespace)),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=core),
+            f"{name}-default-deny-ingress",
+            metadata=manifest({"name": "default-deny-ingress", "namespace": NAMESPACE}),
+            spec=manifest(keda_fence.DEFAULT_DENY_INGRESS),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*core, *doors]),
         )
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-interceptor-pdb",
@@ -300,6 +281,21 @@ class Keda(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=core),
         )
         self.register_outputs({})
+
+    def _doors(
+        self, name: str, found: list[dict[str, Any]], core: list[pulumi.Resource]
+    ) -> list[pulumi.Resource]:
+        """The other ways into `keda` (keda_fence.DOORS): the API server to the webhooks and the
+        metrics server, the metrics server to the operator, the operator to the scaler."""
+        return [
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-{door.name}",
+                metadata=manifest({"name": door.name, "namespace": NAMESPACE}),
+                spec=manifest(keda_fence.door_spec(found, door)),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=core),
+            )
+            for door in keda_fence.DOORS
+        ]
 
     def _install(
         self, found: list[dict[str, Any]], after: list[pulumi.Resource]

@@ -79,6 +79,14 @@ class GpuService(pulumi.ComponentResource):
             if w.api_key
             else None
         )
+        # A sleeping model's workload waits for its scaler, so `pulumi destroy` deletes the
+        # Deployment before the HTTPScaledObject. The other way round, the add-on's ScaledObject
+        # (restoreToOriginalReplicaCount: true, kedacore/http-add-on@4ea8a863 pkg/k8s/
+        # scaledobject.go line 55) has KEDA's finalizer scale the Deployment back to the one
+        # replica it was created with (kedacore/keda@68a5b502 controllers/keda/
+        # scaledobject_finalizer.go 49-70), and a GPU node starts while the stack goes away
+        # (issue 31). A Deployment already gone is skipped there (NotFound, same lines).
+        scaler = self._scale_to_zero(after) if sleeps(w) else None
         workload = GpuWorkload(
             f"workload-{w.name}",
             GpuWorkloadArgs(
@@ -86,13 +94,11 @@ class GpuService(pulumi.ComponentResource):
                 mode=platform.config.cluster.mode,
                 workload=w,
                 secret_values=self._secret_values(),
-                after=after,
+                after=[*after, *([scaler] if scaler else [])],
             ),
             opts=self._k8s,
         )
-        if w.autoscale is not None and w.autoscale.to_zero:
-            self._scale_to_zero(workload)
-        elif w.autoscale is not None and platform.metrics_adapter is not None:
+        if scaler is None and w.autoscale is not None and platform.metrics_adapter is not None:
             Autoscaler(
                 f"autoscaler-{w.name}",
                 AutoscalerArgs(
@@ -108,18 +114,21 @@ class GpuService(pulumi.ComponentResource):
         self.url = self.service.url if self.service else None
         self.register_outputs({"url": self.url})
 
-    def _scale_to_zero(self, workload: GpuWorkload) -> None:
-        """KEDA's HTTPScaledObject: zero replicas when idle, woken through the gate."""
+    def _scale_to_zero(self, capacity: list[pulumi.Resource]) -> ScaleToZero:
+        """KEDA's HTTPScaledObject: zero replicas when idle, woken through the gate. Created just
+        before the workload (it waits for the same capacity): KEDA retries a ScaledObject whose
+        target does not exist yet with a growing backoff, so a scaler made minutes before its
+        Deployment would leave the new Deployment's first replica (and a GPU node) up longer."""
         w, platform = self.workload, self._platform
-        assert platform.keda is not None and workload.port is not None
-        ScaleToZero(
+        assert platform.keda is not None and w.port is not None
+        return ScaleToZero(
             f"scale-to-zero-{w.name}",
             ScaleToZeroArgs(
                 namespace=platform.config.namespace,
                 workload=w,
                 service=model_service_name(w.name),
                 generation_seconds=GateSettings(paths=()).request_timeout_seconds,
-                after=platform.keda.ready,
+                after=[*platform.keda.ready, *capacity],
             ),
             opts=self._k8s,
         )

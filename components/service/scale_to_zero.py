@@ -49,6 +49,9 @@ def http_scaled_object_spec(
         },
         "replicas": {"min": 0, "max": scale.max_replicas},
         "scaledownPeriod": scale.idle_seconds,
+        # Requests in flight, a gauge that counts the request the interceptor holds: 0.15.0's
+        # requestRate rounds a lone request after a long idle to 0 and never wakes the model
+        # (kedacore/http-add-on#1692, fixed by #1708 after 0.15.0; docs/scaling.md).
         "scalingMetric": {"concurrency": {"targetValue": scale.target}},
         "timeouts": {
             "conditionWait": f"{scale.wake_timeout_seconds}s",
@@ -76,8 +79,9 @@ class ScaleToZeroArgs:
     generation_seconds: int
     """The longest silence the gate allows a model server (haproxy.GateSettings)."""
     after: list[pulumi.Resource]
-    """KEDA's HTTP add-on (Keda.ready): its CRD and operators. Not the Deployment, which `pulumi
-    up` does not wait for (components/service/workload.py awaited)."""
+    """KEDA's HTTP add-on (Keda.ready): its CRD and operators, and the workload's GPU capacity.
+    Not the Deployment: the Deployment depends on this scaler, so `pulumi destroy` deletes it
+    first (components/service/gpu_service.py)."""
 
 
 class ScaleToZero(pulumi.ComponentResource):

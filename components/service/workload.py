@@ -16,7 +16,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import Mode, WorkloadConfig
-from components.facts.labels import SKIP_AWAIT_ANNOTATION, selector_labels, workload_labels
+from components.facts.labels import (
+    PATCH_FORCE_ANNOTATION,
+    SKIP_AWAIT_ANNOTATION,
+    selector_labels,
+    workload_labels,
+)
 from components.manifest import manifest
 from components.platform import egress
 from components.service.pod import pod_template, secret_env_names
@@ -62,6 +67,25 @@ def await_metadata(w: WorkloadConfig, metadata: dict[str, Any]) -> dict[str, Any
     if awaited(w):
         return metadata
     return {**metadata, "annotations": {SKIP_AWAIT_ANNOTATION: "true"}}
+
+
+def scaled_metadata(w: WorkloadConfig, metadata: dict[str, Any]) -> dict[str, Any]:
+    """A Deployment's or StatefulSet's metadata: `await_metadata`'s, and PATCH_FORCE_ANNOTATION
+    whenever the program sets spec.replicas (`replicas`).
+
+    spec.replicas keeps the field manager of whoever set it last: the HorizontalPodAutoscaler's
+    kube-controller-manager or KEDA (both write the scale subresource), or a `kubectl scale`. When
+    a workload goes from `autoscale` (or sleeping) to a fixed count, the program's server-side
+    apply of spec.replicas conflicts with that manager and `pulumi up` fails, since
+    pulumi-kubernetes does not force by default (issue 31). The program cannot tell a transition
+    from a steady fixed count (it reads the stack file, not the previous state), so it forces
+    whenever it owns the count; the force settles conflicts on the fields it sends, all of which
+    it declares."""
+    metadata = await_metadata(w, metadata)
+    if not replicas(w):
+        return metadata
+    annotations = {**metadata.get("annotations", {}), PATCH_FORCE_ANNOTATION: "true"}
+    return {**metadata, "annotations": annotations}
 
 
 def deployment_strategy(w: WorkloadConfig) -> dict[str, Any]:
@@ -229,7 +253,7 @@ class GpuWorkload(pulumi.ComponentResource):
     ) -> k8s.apps.v1.Deployment:
         return k8s.apps.v1.Deployment(
             f"{name}-deployment",
-            metadata=manifest(await_metadata(w, metadata)),
+            metadata=manifest(scaled_metadata(w, metadata)),
             spec=manifest(
                 {
                     **replicas(w),
@@ -266,7 +290,7 @@ class GpuWorkload(pulumi.ComponentResource):
         )
         return k8s.apps.v1.StatefulSet(
             f"{name}-statefulset",
-            metadata=manifest(await_metadata(w, metadata)),
+            metadata=manifest(scaled_metadata(w, metadata)),
             spec=manifest(
                 {
                     **replicas(w),

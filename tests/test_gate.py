@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import itertools
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -144,6 +146,7 @@ class Upstream(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.seen: list[tuple[str, str, str | None]] = []  # method, raw path, Authorization
+        self.headers: list[Message] = []  # every request's headers, in order
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -154,6 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
         if length:
             self.rfile.read(length)
         self.server.seen.append((self.command, self.path, self.headers.get("Authorization")))
+        self.server.headers.append(self.headers)
         body = json.dumps({"upstream": True, "path": self.path}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -254,6 +258,35 @@ def _context(ca_pem: bytes) -> ssl.SSLContext:
     return context
 
 
+_CLIENTS = itertools.count()
+# linux/in.h; the socket module exports it only from Python 3.12.
+IP_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)
+
+
+def client_address() -> str:
+    """A loopback address no other request has come from (Linux routes all of 127.0.0.0/8 to
+    the loopback interface), so each request counts as a client of its own for the gate's limit
+    on wrong keys per address; tests of that limit pick one address and keep it."""
+    n = next(_CLIENTS)
+    return f"127.1.{n // 250 % 250}.{n % 250 + 1}"
+
+
+def connect(port: int, source: str, timeout: float = 30) -> socket.socket:
+    """A TCP connection to 127.0.0.1:`port` from the address `source`. Its port is chosen at
+    connect time (IP_BIND_ADDRESS_NO_PORT), from the pool connections use, so a client never
+    holds a port that free_port() handed to a gate about to bind it."""
+    raw = socket.socket()
+    try:
+        raw.settimeout(timeout)
+        raw.setsockopt(socket.IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1)
+        raw.bind((source, 0))
+        raw.connect(("127.0.0.1", port))
+    except OSError:
+        raw.close()
+        raise
+    return raw
+
+
 def _send(
     gate: Gate,
     request: bytes,
@@ -261,12 +294,15 @@ def _send(
     ca: bytes | None = None,
     host: str | None = None,
     port: int = haproxy.TLS_PORT,
+    source: str | None = None,
+    context: ssl.SSLContext | None = None,
 ) -> Response:
-    """One HTTP/1.1 request over TLS to the gate, verified against `ca` for `host` (the reserved
-    address by default), read to the end."""
-    context = _context(ca or gate.pki.ca_pem)
+    """One HTTP/1.1 request over TLS to the gate from `source` (a fresh client address by
+    default), verified against `ca` for `host` (the reserved address by default), read to the
+    end. `context`: the client's own TLS settings instead."""
+    context = context or _context(ca or gate.pki.ca_pem)
     with (
-        socket.create_connection(("127.0.0.1", port), timeout=30) as raw,
+        connect(port, source or client_address()) as raw,
         context.wrap_socket(raw, server_hostname=host or gate.host) as tls,
     ):
         tls.sendall(request)
@@ -546,8 +582,9 @@ def test_the_gate_cuts_a_hold_exactly_at_its_server_timeout(dev: Recording, tmp_
         upstream.shutdown()
 
 
-def free_port(address: str = "127.0.0.1") -> int:
-    """A port nothing listens on now: tests that run next to others cannot collide."""
+def free_port(address: str = "0.0.0.0") -> int:
+    """A port no socket holds now on any address (HAProxy binds every address), so tests that
+    run next to others cannot collide."""
     with socket.socket() as probe:
         probe.bind((address, 0))
         return probe.getsockname()[1]

@@ -35,6 +35,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from components.config.rules.exposure import VLLM_PATHS
 from components.service import haproxy
+from components.service import haproxy_limits as limits
 from tests.conftest import SERVICE
 from tools.engine import ROOT, STATIC_EXTERNAL_IP, Recording
 
@@ -530,7 +531,10 @@ def test_a_request_to_a_sleeping_model_is_held_and_answered_not_refused(
     scaled = next(
         r.inputs["spec"] for r in dev.of_type("kubernetes:http.keda.sh/v1alpha1:HTTPScaledObject")
     )
-    upstream = HoldingUpstream(hold=6.0)
+    # Longer than the gate's client timeout: a held client sends nothing while it waits, and
+    # must still get its answer (the wait is bounded by `timeout server` alone).
+    hold = limits.CLIENT_SECONDS + 1.0
+    upstream = HoldingUpstream(hold=hold)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     pki = _issue(dev)
     # A port of its own: the module's gate fixture may hold the TLS port.
@@ -544,7 +548,7 @@ def test_a_request_to_a_sleeping_model_is_held_and_answered_not_refused(
             "the first request after sleeping is answered once the model is up, not refused: "
             f"{response.status} {response.body[:200]!r}"
         )
-        assert waited >= 6.0, "the gate waited for the held answer"
+        assert waited >= hold, "the gate waited for the held answer, past its client timeout"
         assert upstream.hosts == [host] and scaled["hosts"] == [host], (
             "the held request reached the interceptor with the Host its HTTPScaledObject routes"
         )

@@ -403,7 +403,8 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     }[e.type]
     lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
     metrics = (
-        f", Managed Prometheus' collectors to port {w.port} (/metrics)"
+        f", Managed Prometheus' collector pods (gmp-system) to port {w.port}, which serves the "
+        "API as well as /metrics (a NetworkPolicy cannot filter paths)"
         if w in scraped(config)
         else ""
     )

@@ -7,7 +7,8 @@ without it (vllm-project/vllm#58144). The gate stands in its own Deployment on C
 a sidecar in the GPU pod: it stays up while the model has no pod (a later scale-to-zero holds
 requests there), it is replaced without restarting a model that took minutes to load, and it
 costs a fraction of a CPU instead of taking room on a GPU node. The model's own pods admit only
-the gate (and Managed Prometheus' collectors, to the metrics port) through a NetworkPolicy.
+the gate (and Managed Prometheus' collector pods, to the server's port, which serves the API as
+well as /metrics) through a NetworkPolicy.
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ def model_ingress(workload: str, port: int, via_interceptor: bool = False) -> li
     """Who reaches the model server's port: the gate's pods only, or for a sleeping model KEDA's
     interceptor, which the gate forwards through. Kubelet's probes still pass ("traffic to and
     from the node where a Pod is running is always allowed", kubernetes.io "Network Policies");
-    Managed Prometheus' collectors are admitted to the metrics port by the namespace's own
+    Managed Prometheus' collector pods are admitted to the server's port by the namespace's own
     policy (WorkloadNamespace), policies being additive."""
     peer = (
         egress.interceptor_peer()

@@ -76,12 +76,26 @@ def test_internal_expose_renders_an_internal_load_balancer(standard: dict, run: 
     assert "externalIp" not in outputs, "an internal address is not an external IP"
 
 
+@pytest.mark.parametrize("type_", ["LoadBalancer", "Internal"])
+def test_a_load_balancer_keeps_the_clients_address_for_the_gate(
+    standard: dict, run: Run, type_: str
+) -> None:
+    service = run(_exposed(standard, type=type_)).served(SERVICE).inputs
+    assert service["spec"].get("externalTrafficPolicy") == "Local", (
+        "with the default policy (Cluster) a node forwards to another node's gate pod and "
+        "replaces the client's address with its own: the gate could not tell clients apart, and "
+        "its per-source limit on wrong keys would count every client as one"
+    )
+
+
 def test_cluster_ip_expose_creates_no_load_balancer_at_all(standard: dict, run: Run) -> None:
     recording = run(_exposed(standard, type="ClusterIP", port=8080))
     service = recording.served(SERVICE).inputs
     assert service["spec"]["type"] == "ClusterIP", "in-cluster only: no load balancer"
     assert "annotations" not in service["metadata"]
-    assert not {"loadBalancerSourceRanges", "loadBalancerIP"} & set(service["spec"])
+    assert not {"loadBalancerSourceRanges", "loadBalancerIP", "externalTrafficPolicy"} & set(
+        service["spec"]
+    )
     assert recording.of_type(ADDRESS) == []
     outputs = recording.stack_outputs
     assert outputs["endpoints"] == {"llm": "https://llm.gke-gpu.svc.cluster.local:8080"}, (

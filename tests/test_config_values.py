@@ -116,3 +116,14 @@ def test_a_key_of_32_characters_is_accepted(how: str) -> None:
 def test_the_offline_plan_cannot_see_a_secret_key_and_does_not_guess() -> None:
     raw = {**_vllm(secretEnv={"VLLM_API_KEY": "llmKey"}), "llmKey": SECRET_PLACEHOLDER}
     assert _load(raw, secret_keys=frozenset({"llmKey"})).workloads[0].secret_env
+
+
+def test_a_broken_adapter_path_hides_no_other_problem_of_its_workload() -> None:
+    """An adapter's path is required: once refused, the adapter could not be read at all, and
+    the workload's rules (here its gate paths) would not run (found by dev/fuzz's injection)."""
+    raw = _vllm(
+        adapters=[{"name": "sql", "path": "$(VLLM_API_KEY)"}],
+        expose={"paths": ["/v1/models", "/v1/a b"]},
+    )
+    paths = {p.split(": ", 1)[0] for p in _problems(raw)}
+    assert {"workloads[0].adapters[0].path", "workloads[0].expose.paths[1]"} <= paths, paths

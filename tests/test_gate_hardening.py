@@ -21,9 +21,11 @@ from pathlib import Path
 
 import pytest
 
+from components.config import load
 from components.service import gate as gate_module
 from components.service import haproxy
 from components.service import haproxy_limits as limits
+from tests.conftest import stack_config
 from tests.test_gate import (
     HAPROXY,
     KEY,
@@ -41,6 +43,7 @@ from tests.test_gate import (
     free_port,
     on_ports,
 )
+from tools import summary
 from tools.engine import STATIC_EXTERNAL_IP, Recording
 
 if HAPROXY is None:
@@ -325,3 +328,27 @@ def test_a_health_path_is_written_as_a_quoted_string_that_expands_no_variable(
     paths = {path for _, path, _ in upstream.seen}
     assert paths == {hostile}, f"the check asks for the path as written, nothing expanded: {paths}"
     assert all(KEY not in path for path in paths)
+
+
+# --- the plan's words ----------------------------------------------------------------------------
+
+
+def test_the_plan_states_the_limits_the_rendered_gate_enforces(dev: Recording) -> None:
+    config = _named(dev, "gate-llm-config")["data"]["haproxy.cfg"]
+    file = stack_config("dev")
+    raw = {k.split(":", 1)[1]: v for k, v in file.items() if k.startswith("gke-gpu:")}
+    stack = load(raw, project=file["gcp:project"], region=file["gcp:region"], stack="dev")
+    (line,) = [
+        line for line in summary.exposure_lines(stack, stack.workloads[0]) if "gate limits:" in line
+    ]
+    request = re.search(r"timeout http-request (\d+)s", config)
+    failures = re.search(r"gpc0_rate\((\d+)s\).*sc_gpc0_rate\(0\) ge (\d+)", config, re.S)
+    assert request and failures, config
+    stated = (
+        f"{_maxconn(config, 'frontend api')} of {_maxconn(config, 'global')} connections",
+        f"({_maxconn(config, 'frontend health')} kept for kubelet's probes)",
+        f"closed after {request.group(1)} s",
+        f"{failures.group(2)} wrong keys from one address in {failures.group(1)} s",
+    )
+    missing = [words for words in stated if words not in line]
+    assert not missing, f"the plan must say what the gate's haproxy.cfg does: {missing} in {line}"

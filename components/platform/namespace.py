@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.facts.labels import (
+    APP_NAME_LABEL,
     NAMESPACE_NAME_LABEL,
     POD_SECURITY_AUDIT_LABEL,
     POD_SECURITY_ENFORCE_LABEL,
@@ -64,7 +65,7 @@ DEFAULT_DENY_INGRESS = {"podSelector": {}, "policyTypes": ["Ingress"]}
 # collectors selects (cloud.google.com/stackdriver/docs/managed-prometheus/exporters/prometheus).
 # The rule-evaluator, the operator and anything else in gmp-system are not admitted.
 COLLECTOR_NAMESPACE = "gmp-system"
-COLLECTOR_LABELS = {"app.kubernetes.io/name": "collector"}
+COLLECTOR_LABELS = {APP_NAME_LABEL: "collector"}
 # Every pod of the namespace may resolve names (components/platform/egress.py DNS_EGRESS).
 ALLOW_DNS = {"podSelector": {}, "policyTypes": ["Egress"], "egress": egress.DNS_EGRESS}
 

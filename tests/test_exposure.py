@@ -78,12 +78,26 @@ def test_internal_expose_renders_an_internal_load_balancer(standard: dict, run: 
     assert "externalIp" not in outputs, "an internal address is not an external IP"
 
 
+@pytest.mark.parametrize("type_", ["LoadBalancer", "Internal"])
+def test_a_load_balancer_keeps_the_clients_address_for_the_gate(
+    standard: dict, run: Run, type_: str
+) -> None:
+    service = run(_exposed(standard, type=type_)).served(SERVICE).inputs
+    assert service["spec"].get("externalTrafficPolicy") == "Local", (
+        "with the default policy (Cluster) a node forwards to another node's gate pod and "
+        "replaces the client's address with its own: the gate could not tell clients apart, and "
+        "its per-source limit on wrong keys would count every client as one"
+    )
+
+
 def test_cluster_ip_expose_creates_no_load_balancer_at_all(standard: dict, run: Run) -> None:
     recording = run(_exposed(standard, type="ClusterIP", port=8080))
     service = recording.served(SERVICE).inputs
     assert service["spec"]["type"] == "ClusterIP", "in-cluster only: no load balancer"
     assert "annotations" not in service["metadata"]
-    assert not {"loadBalancerSourceRanges", "loadBalancerIP"} & set(service["spec"])
+    assert not {"loadBalancerSourceRanges", "loadBalancerIP", "externalTrafficPolicy"} & set(
+        service["spec"]
+    )
     assert recording.of_type(ADDRESS) == []
     outputs = recording.stack_outputs
     assert outputs["endpoints"] == {"llm": "https://llm.gke-gpu.svc.cluster.local:8080"}, (
@@ -576,8 +590,15 @@ def test_an_autoscaled_workload_lets_the_prometheus_collectors_scrape_its_port(r
     (scrape,) = [r for r in recording.of_type(NETWORK_POLICY) if "scrape" in r.name]
     (rule,) = scrape.inputs["spec"]["ingress"]
     assert rule["from"] == [
-        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gmp-system"}}}
-    ], "the HPA's metric comes from Managed Service for Prometheus' collectors in gmp-system"
+        {
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gmp-system"}},
+            "podSelector": {"matchLabels": {"app.kubernetes.io/name": "collector"}},
+        }
+    ], (
+        "the HPA's metric comes from Managed Service for Prometheus' collector pods in gmp-system; "
+        "the port also serves the API, so nothing else there (the rule evaluator, the operator) "
+        "may reach it"
+    )
     assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
     selector = recording.named("workload-llm-deployment").inputs["spec"]["selector"]
     assert scrape.inputs["spec"]["podSelector"] == selector, (
@@ -586,6 +607,32 @@ def test_an_autoscaled_workload_lets_the_prometheus_collectors_scrape_its_port(r
     quiet = {**MINIMAL, "gke-gpu:monitoring": {"dashboard": False, "alerts": False}}
     assert [r for r in run(quiet).of_type(NETWORK_POLICY) if "scrape" in r.name] == [], (
         "without autoscale or the stack's dashboard nothing needs to scrape the pods"
+    )
+
+
+def test_the_plan_says_the_collectors_reach_the_whole_port_not_only_metrics() -> None:
+    raw = {
+        "workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.29.0",
+                "cache": {"size": "30Gi"},
+                "autoscale": {"minReplicas": 1, "maxReplicas": 3},
+                "expose": {"type": "LoadBalancer"},
+            }
+        ]
+    }
+    config = load(raw, project="acme-ml-test", region="us-central1", stack="test")
+    (line,) = [
+        line
+        for line in summary.exposure_lines(config, config.workloads[0])
+        if "reaches the model server directly" in line
+    ]
+    assert "collector pods (gmp-system) to port 8000, which serves the API as well as /metrics" in (
+        line
+    ), (
+        "a NetworkPolicy admits a port, not a path: the plan must not promise that the collectors "
+        f"reach /metrics alone: {line}"
     )
 
 

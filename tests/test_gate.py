@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import itertools
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from components.config.rules.exposure import VLLM_PATHS
 from components.service import haproxy
+from components.service import haproxy_limits as limits
 from tests.conftest import SERVICE
 from tools.engine import ROOT, STATIC_EXTERNAL_IP, Recording
 
@@ -144,6 +147,7 @@ class Upstream(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.seen: list[tuple[str, str, str | None]] = []  # method, raw path, Authorization
+        self.headers: list[Message] = []  # every request's headers, in order
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -154,6 +158,7 @@ class _Handler(BaseHTTPRequestHandler):
         if length:
             self.rfile.read(length)
         self.server.seen.append((self.command, self.path, self.headers.get("Authorization")))
+        self.server.headers.append(self.headers)
         body = json.dumps({"upstream": True, "path": self.path}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -254,6 +259,35 @@ def _context(ca_pem: bytes) -> ssl.SSLContext:
     return context
 
 
+_CLIENTS = itertools.count()
+# linux/in.h; the socket module exports it only from Python 3.12.
+IP_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)
+
+
+def client_address() -> str:
+    """A loopback address no other request has come from (Linux routes all of 127.0.0.0/8 to
+    the loopback interface), so each request counts as a client of its own for the gate's limit
+    on wrong keys per address; tests of that limit pick one address and keep it."""
+    n = next(_CLIENTS)
+    return f"127.1.{n // 250 % 250}.{n % 250 + 1}"
+
+
+def connect(port: int, source: str, timeout: float = 30) -> socket.socket:
+    """A TCP connection to 127.0.0.1:`port` from the address `source`. Its port is chosen at
+    connect time (IP_BIND_ADDRESS_NO_PORT), from the pool connections use, so a client never
+    holds a port that free_port() handed to a gate about to bind it."""
+    raw = socket.socket()
+    try:
+        raw.settimeout(timeout)
+        raw.setsockopt(socket.IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1)
+        raw.bind((source, 0))
+        raw.connect(("127.0.0.1", port))
+    except OSError:
+        raw.close()
+        raise
+    return raw
+
+
 def _send(
     gate: Gate,
     request: bytes,
@@ -261,12 +295,15 @@ def _send(
     ca: bytes | None = None,
     host: str | None = None,
     port: int = haproxy.TLS_PORT,
+    source: str | None = None,
+    context: ssl.SSLContext | None = None,
 ) -> Response:
-    """One HTTP/1.1 request over TLS to the gate, verified against `ca` for `host` (the reserved
-    address by default), read to the end."""
-    context = _context(ca or gate.pki.ca_pem)
+    """One HTTP/1.1 request over TLS to the gate from `source` (a fresh client address by
+    default), verified against `ca` for `host` (the reserved address by default), read to the
+    end. `context`: the client's own TLS settings instead."""
+    context = context or _context(ca or gate.pki.ca_pem)
     with (
-        socket.create_connection(("127.0.0.1", port), timeout=30) as raw,
+        connect(port, source or client_address()) as raw,
         context.wrap_socket(raw, server_hostname=host or gate.host) as tls,
     ):
         tls.sendall(request)
@@ -494,7 +531,10 @@ def test_a_request_to_a_sleeping_model_is_held_and_answered_not_refused(
     scaled = next(
         r.inputs["spec"] for r in dev.of_type("kubernetes:http.keda.sh/v1alpha1:HTTPScaledObject")
     )
-    upstream = HoldingUpstream(hold=6.0)
+    # Longer than the gate's client timeout: a held client sends nothing while it waits, and
+    # must still get its answer (the wait is bounded by `timeout server` alone).
+    hold = limits.CLIENT_SECONDS + 1.0
+    upstream = HoldingUpstream(hold=hold)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     pki = _issue(dev)
     # A port of its own: the module's gate fixture may hold the TLS port.
@@ -508,7 +548,7 @@ def test_a_request_to_a_sleeping_model_is_held_and_answered_not_refused(
             "the first request after sleeping is answered once the model is up, not refused: "
             f"{response.status} {response.body[:200]!r}"
         )
-        assert waited >= 6.0, "the gate waited for the held answer"
+        assert waited >= hold, "the gate waited for the held answer, past its client timeout"
         assert upstream.hosts == [host] and scaled["hosts"] == [host], (
             "the held request reached the interceptor with the Host its HTTPScaledObject routes"
         )
@@ -546,8 +586,9 @@ def test_the_gate_cuts_a_hold_exactly_at_its_server_timeout(dev: Recording, tmp_
         upstream.shutdown()
 
 
-def free_port(address: str = "127.0.0.1") -> int:
-    """A port nothing listens on now: tests that run next to others cannot collide."""
+def free_port(address: str = "0.0.0.0") -> int:
+    """A port no socket holds now on any address (HAProxy binds every address), so tests that
+    run next to others cannot collide."""
     with socket.socket() as probe:
         probe.bind((address, 0))
         return probe.getsockname()[1]

@@ -339,7 +339,7 @@ def test_prod_gate_finds_every_replica_through_a_headless_service_of_the_model_p
     assert 'server-template replica 1-3 "${GATE_UPSTREAM}"' in config, (
         "prod runs 2 replicas and a rollout surges a third: the gate needs a slot for each"
     )
-    assert "http-check send meth GET uri /health" in config, "vLLM answers /health, not /"
+    assert 'http-check send meth GET uri "/health"' in config, "vLLM answers /health, not /"
 
 
 def test_a_sleeping_model_keeps_the_interceptor_path() -> None:

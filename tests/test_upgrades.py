@@ -23,11 +23,18 @@ _ROUTES = (
     "Any stack with an exposed workload of 2 or more replicas that does not sleep does the same "
     "(routing: round-robin keeps the old config)."
 )
+_HARDENED = (
+    "issue 30: every gate's haproxy.cfg changes (a connection share for the API and one for the "
+    "health port, 5 s client and request timeouts, TLS 1.2 AEAD ciphers only, a 429 after 20 "
+    "wrong keys a minute from one address, client-sent X-Forwarded-For replaced): "
+    "pulumi-kubernetes replaces each gate's ConfigMap, and the gates roll onto the new one. Any "
+    "stack with an exposed workload replaces its gates' ConfigMaps the same way, once."
+)
 _GATE_CONFIG = (
     "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:ApiGate$kubernetes:core/v1:ConfigMap::"
-    "gate-llm-config",
+    "gate-{gate}-config",
     "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:GpuService$gke-gpu:index:ApiGate$"
-    "kubernetes:core/v1:ConfigMap::gate-llm-config",
+    "kubernetes:core/v1:ConfigMap::gate-{gate}-config",
 )
 _SHORTER_CERTIFICATES = (
     "issue 30 L9: a server certificate lives 180 days (a year before) and is renewed by any "
@@ -41,31 +48,45 @@ _SERVER_CERTIFICATE = (
     "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:GpuService$gke-gpu:index:ServerCertificate$"
     "tls:index/locallySignedCert:LocallySignedCert::cert-{workload}-cert",
 )
-_CERTIFIED = {
-    "adapters": ("llm",),
-    "catalog-autopilot": ("big",),
-    "catalog-standard": ("pro",),
+# The exposed workloads (each behind a gate) of the stacks tests/golden.py renders.
+_GATES = {
     "dev": ("llm",),
+    "prod": ("llm",),
+    "adapters": ("llm",),
     "fallback": ("llm",),
     "fast-start": ("llm",),
     "internal-vpc": ("llm", "batch"),
     "operator": ("notebook",),
-    "prod": ("llm",),
     "reservation": ("llm",),
     "t4-standard": ("notebook",),
+    "catalog-autopilot": ("big",),
+    "catalog-standard": ("pro",),
 }
+
+
+def _gate_configs(stack: str, gate: str = "llm") -> list[str]:
+    return [urn.format(stack=stack, gate=gate) for urn in _GATE_CONFIG]
+
+
 INTENDED_REPLACEMENTS: dict[str, str] = {
     **{
         urn.format(stack=stack, workload=workload): _SHORTER_CERTIFICATES
-        for stack, workloads in _CERTIFIED.items()
+        for stack, workloads in _GATES.items()
         for workload in workloads
         for urn in _SERVER_CERTIFICATE
     },
-    **{urn.format(stack="dev"): _SLEEPS for urn in _GATE_CONFIG},
     **{
-        urn.format(stack=stack): _ROUTES
+        urn: _HARDENED
+        for stack, gates in _GATES.items()
+        for gate in gates
+        for urn in _gate_configs(stack, gate)
+    },
+    # Replaced for issue 21 already (from an earlier release), now for issue 30 as well.
+    **{urn: f"{_SLEEPS} {_HARDENED}" for urn in _gate_configs("dev")},
+    **{
+        urn: f"{_ROUTES} {_HARDENED}"
         for stack in ("prod", "fast-start", "reservation")
-        for urn in _GATE_CONFIG
+        for urn in _gate_configs(stack)
     },
 }
 # The Namespace before it moved into WorkloadNamespace (c1cc197 moved it without an alias): stacks

@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any
 from components.config import ClusterConfig, Expose, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.formats import resources
 from components.config.rules import coldstart
+from components.config.rules.exposure import LOAD_BALANCED
 from components.platform import scales_on_metric, scraped
 from components.platform.certificate import split_hosts
 from components.platform.nodepool import gke_pool_name
 from components.service import gate, haproxy
+from components.service import haproxy_limits as limits
 from components.service import monitoring as monitor
 from components.service.workload import disks_at_destroy
 from tools import cost as costs
@@ -409,7 +411,8 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     }[e.type]
     lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
     metrics = (
-        f", Managed Prometheus' collectors to port {w.port} (/metrics)"
+        f", Managed Prometheus' collector pods (gmp-system) to port {w.port}, which serves the "
+        "API as well as /metrics (a NetworkPolicy cannot filter paths)"
         if w in scraped(config)
         else ""
     )
@@ -419,6 +422,28 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         f"{front}{metrics}; {enforced})"
     )
     return lines
+
+
+def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
+    """What the gate does before any key is checked (components/service/haproxy_limits.py)."""
+    tls = "TLS 1.2 (ECDHE with AES-GCM or ChaCha20) or 1.3; " if e.tls else ""
+    failures = (
+        f"{limits.FAILED_KEYS} wrong keys from one address in {limits.FAILED_KEY_SECONDS} s: "
+        f"429 for up to {limits.FAILED_KEY_SECONDS} s; "
+        if gate.gate_requires_key(w)
+        else ""
+    )
+    client = (
+        "the client's own address (externalTrafficPolicy: Local)"
+        if e.type in LOAD_BALANCED
+        else "the address the connection came from"
+    )
+    return (
+        f"            gate limits: {tls}{limits.API_CONNECTIONS} of {limits.MAX_CONNECTIONS} "
+        f"connections for the API ({limits.HEALTH_CONNECTIONS} kept for kubelet's probes), one "
+        f"without a complete request closed after {limits.REQUEST_SECONDS} s; {failures}the "
+        f"model sees {client} in X-Forwarded-For, never one a client sent"
+    )
 
 
 def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
@@ -437,6 +462,7 @@ def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
         else f"            gate: HAProxy ({gate.REPLICAS} pods, {gate.CPU} CPU / {gate.MEMORY} "
         "each, on CPU nodes) requires " + key,
         f"            allowed paths (anything else 404): {' '.join(e.paths)}",
+        _gate_limits_line(w, e),
     ]
     if e.tls:
         ips, names = split_hosts(e.hosts)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from components.config import formats
@@ -30,6 +31,9 @@ class Context:
     """Standard: the node pools workloads may land on (their machine not chosen yet)."""
     broken_pool_gpus: frozenset[str] = frozenset()
     """GPU types of pools with problems of their own: no workload is sent looking for them."""
+    secret_lengths: Mapping[str, int] = field(default_factory=dict)
+    """The length of each top-level key secretEnv names, where the value is known (the engine
+    hands it over decrypted; the offline plan has a placeholder): only ever compared."""
 
     @property
     def existing(self) -> bool:

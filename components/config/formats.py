@@ -25,7 +25,17 @@ CPU_QUANTITY = r"(?:[0-9]+(?:\.[0-9]+)?|[0-9]+m)"
 MEMORY_QUANTITY = r"[0-9]+(?:\.[0-9]+)?(?:Ki|Mi|Gi|Ti|k|M|G|T)?"
 ZONE = r"[a-z]+-[a-z]+[0-9]+-[a-z]"
 REGION = r"[a-z]+-[a-z]+[0-9]+"
-ABSOLUTE_PATH = r"/[^\x00\n]*"
+# A folder in the container. It lands in env values and args (HF_HOME, vLLM's model argument),
+# where Kubernetes expands `$(NAME)` from the container's env (Container.args/env in the API
+# reference: "Variable references $(VAR_NAME) are expanded"), so a "$" could pull the API key into
+# a path a log prints: letters, digits and "._~+@=,:/-" only.
+ABSOLUTE_PATH = r"/[A-Za-z0-9._~+@=,:/-]*"
+# An HTTP path kubelet's probes and the gate's health checks request (haproxy.cfg: `http-check send
+# uri`): RFC 3986 path characters and a query, anything else percent-encoded. No quote, "$", "#",
+# backslash or space, which haproxy.cfg would read as syntax (`/health?x="${GATE_API_KEY}"` would
+# put the key in every check); components/service/haproxy_syntax.py quotes it as well.
+_PCHAR = r"(?:[A-Za-z0-9._~!&()*+,;=:@-]|%[0-9A-Fa-f]{2})"
+PROBE_PATH = rf"/(?:{_PCHAR}|/)*(?:\?(?:{_PCHAR}|[/?])*)?"
 # Google Cloud project ids: 6-30 lowercase letters, digits and hyphens, starting with a letter,
 # not ending with a hyphen (cloud.google.com/resource-manager/docs/creating-managing-projects,
 # "Before you begin"); legacy domain-scoped ids carry a `domain:` prefix.
@@ -54,9 +64,9 @@ IMAGE = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::{_TAG})?(?
 CUDA_VERSION = r"[0-9]{1,2}\.[0-9]{1,2}"
 
 # A LoRA adapter (rules/adapters.py): its model name, and `name=path` for vLLM's --lora-modules,
-# which cannot hold a comma or a space there.
+# which cannot hold a comma, a space or "=" there, nor a "$" (Kubernetes expands `$(NAME)` in args).
 ADAPTER_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
-ADAPTER_PATH = r"[^,\s=]{1,1024}"
+ADAPTER_PATH = r"[A-Za-z0-9._~+@:/-]{1,1024}"
 
 # An RFC 3339 time in UTC, to the second (`2026-01-03T01:00:00Z`): what GKE answers for maintenance
 # times (schema/cluster.py UtcTime says why no other offset).
@@ -69,7 +79,7 @@ HINTS: dict[str, str] = {
     ADAPTER_NAME: "is not an adapter name: use 1-100 letters, digits, '.', '_' and '-', starting "
     "with a letter or digit (e.g. 'sql-lora').",
     ADAPTER_PATH: "is not an adapter path: use a Hugging Face repo id or an absolute folder, "
-    "without commas, spaces or '=' (e.g. 'org/sql-lora' or '/models/adapters/sql').",
+    "of letters, digits and '._~+@:/-' only (e.g. 'org/sql-lora' or '/models/adapters/sql').",
     GKE_NAME: "is not a valid GKE name: use 1-40 lowercase letters, digits and hyphens, "
     "starting with a letter and ending with a letter or digit (e.g. 'gpu-l4').",
     K8S_NAME: "is not a valid Kubernetes name: use 1-63 lowercase letters, digits and hyphens, "
@@ -84,7 +94,13 @@ HINTS: dict[str, str] = {
     MEMORY_QUANTITY: "is not a memory quantity: use a number with a binary suffix "
     "('16Gi', '512Mi').",
     ZONE: "is not a zone name: use the form 'us-central1-a'.",
-    ABSOLUTE_PATH: "is not an absolute path: start it with '/' (e.g. '/data').",
+    ABSOLUTE_PATH: "is not an absolute path of plain characters: start it with '/' and use "
+    "letters, digits and '._~+@=,:/-' only (no '$', quote or space: Kubernetes expands $(NAME) "
+    "in the env and args the path lands in) (e.g. '/data').",
+    PROBE_PATH: "is not an HTTP path a probe can request: start it with '/' and use letters, "
+    "digits, '-._~!&()*+,;=:@/' and a query after '?', anything else percent-encoded (%XX); no "
+    "quote, '$', '#', backslash or space, which the gate would read as syntax in haproxy.cfg "
+    "(e.g. '/health').",
     IMAGE: "is not a container image reference: use [registry/]repository[:tag][@digest] in "
     "lowercase without spaces (e.g. 'vllm/vllm-openai:v0.11.0').",
     LABEL_KEY: "is not a Kubernetes label key: use [prefix/]name, the name at most 63 letters, "

@@ -17,7 +17,7 @@ from components.config.rules import cluster as cluster_rules
 from components.config.rules import credentials, names, sizes
 from components.config.schema import MODES, ClusterSpec, Mode, NodePoolSpec, WorkloadSpec
 from components.config.schema.monitoring import MonitoringSpec
-from components.config.source import KNOWN_KEYS
+from components.config.source import KNOWN_KEYS, SECRET_PLACEHOLDER
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,16 @@ def _referenced_keys(raw: Mapping[str, Any]) -> set[str]:
         if isinstance(item, Mapping) and isinstance(item.get("secretEnv"), Mapping):
             found.update(v for v in item["secretEnv"].values() if isinstance(v, str))
     return found
+
+
+def secret_lengths(raw: Mapping[str, Any]) -> dict[str, int]:
+    """The length of each key secretEnv names whose value is a string the program can see (not
+    the offline plan's placeholder); the values themselves go no further."""
+    return {
+        key: len(value)
+        for key in _referenced_keys(raw)
+        if isinstance(value := raw.get(key), str) and value != SECRET_PLACEHOLDER
+    }
 
 
 def check(

@@ -81,6 +81,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     credentials.env_problems,
     credentials.arg_problems,
     credentials.secret_env_target_problems,
+    credentials.api_key_length_problems,
     mounts.problems,
     adapters.problems,
     routing.problems,
@@ -128,6 +129,7 @@ def load(
         mode=keys.mode(raw_cluster),
         region=region or "",
         kubeconfig_key=keys.kubeconfig_key(raw_cluster),
+        secret_lengths=keys.secret_lengths(raw),
     )
     kept, raw_cluster = keys.check(raw, ctx, project, hidden, problems)
     parsed = keys.parse_all(kept, raw_cluster, ctx, problems)

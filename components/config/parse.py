@@ -216,12 +216,17 @@ def _drop(raw: Any, loc: tuple[int | str, ...], missing: bool) -> None:
 
 def parse(model: type[M], raw: Any, base: str, problems: Problems, ctx: Context) -> M | None:
     """`raw` as `model`, every error reported; or None when it is not even a mapping, or when
-    the rest fails again without its broken leaves (a broken value of a union, `reservation`)."""
+    the rest fails again without its broken leaves and their holders (a broken value of a union,
+    `reservation`).
+
+    A broken required leaf without a stand-in (an adapter's `path`) leaves its holder incomplete:
+    the next pass drops the holder too (the adapter, and so the adapters list, back to its
+    default), so the workload's other fields are still checked."""
     if not isinstance(raw, Mapping):
         problems.own(Problem(base, f"expected a mapping of keys, got {kind_of(raw)}."))
         return None
     data: Any = dict(raw)
-    for first in (True, False):
+    for attempt in range(3):
         try:
             return model.model_validate(data)
         except ValidationError as exc:
@@ -229,10 +234,12 @@ def parse(model: type[M], raw: Any, base: str, problems: Problems, ctx: Context)
         data = copy.deepcopy(data)
         for err in errors:
             loc = tuple(err["loc"])
-            if first and not problems.is_broken(_path(base, loc)):
+            if attempt == 0 and not problems.is_broken(_path(base, loc)):
                 problems.own(message(err, model, base, ctx))
+            if attempt > 0:
+                loc = loc[:-1]  # what still fails holds a broken leaf: drop the holder
             problems.broken.add(_path(base, loc))
-            _drop(data, loc, err["type"] == "missing")
+            _drop(data, loc, attempt == 0 and err["type"] == "missing")
         _drop_broken_lists(data)
     return None
 

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.facts.labels import (
+    APP_NAME_LABEL,
     NAMESPACE_NAME_LABEL,
     POD_SECURITY_AUDIT_LABEL,
     POD_SECURITY_ENFORCE_LABEL,
@@ -46,7 +47,8 @@ class WorkloadNamespaceArgs:
     gate then admits what it needs (components/platform/egress.py)."""
     scraped: tuple[tuple[str, int], ...] = ()
     """(workload, port) whose /metrics Managed Service for Prometheus scrapes (autoscale): the
-    collectors in namespace gmp-system are admitted to that port."""
+    collector pods of namespace gmp-system are admitted to that port (all of it: see
+    scrape_ingress)."""
 
 
 # Selects every pod of the namespace and admits nothing: "default deny all ingress traffic"
@@ -55,18 +57,29 @@ class WorkloadNamespaceArgs:
 DEFAULT_DENY_INGRESS = {"podSelector": {}, "policyTypes": ["Ingress"]}
 # Managed Service for Prometheus runs its collectors in namespace gmp-system (GKE's managed
 # collection: the gmp-system/collector service account, cloud.google.com/stackdriver/docs/
-# managed-prometheus), selected by its name (NAMESPACE_NAME_LABEL).
+# managed-prometheus), selected by its name (NAMESPACE_NAME_LABEL), as pods of the DaemonSet
+# `collector` labelled app.kubernetes.io/name: collector: its selector, which the chart marks
+# "DO NOT MODIFY - label selectors are immutable" (GoogleCloudPlatform/prometheus-engine@15c6f724
+# charts/operator/templates/collector.yaml; @21ebe0f9 _helpers.tpl
+# "prometheus-engine.collector.selectorLabels"), and the label Google's own PodMonitoring of the
+# collectors selects (cloud.google.com/stackdriver/docs/managed-prometheus/exporters/prometheus).
+# The rule-evaluator, the operator and anything else in gmp-system are not admitted.
 COLLECTOR_NAMESPACE = "gmp-system"
+COLLECTOR_LABELS = {APP_NAME_LABEL: "collector"}
 # Every pod of the namespace may resolve names (components/platform/egress.py DNS_EGRESS).
 ALLOW_DNS = {"podSelector": {}, "policyTypes": ["Egress"], "egress": egress.DNS_EGRESS}
 
 
 def scrape_ingress(port: int) -> list[dict[str, object]]:
-    """The metrics port, from the Prometheus collectors' namespace only."""
-    selector = {"matchLabels": {NAMESPACE_NAME_LABEL: COLLECTOR_NAMESPACE}}
-    return [
-        {"from": [{"namespaceSelector": selector}], "ports": [{"protocol": "TCP", "port": port}]}
-    ]
+    """The server's port, from Managed Prometheus' collector pods only (namespace AND pod labels
+    in one peer). A NetworkPolicy cannot filter paths: the collectors reach the whole port, which
+    serves vLLM's API as well as /metrics (vLLM mounts /metrics on the API's own app,
+    vllm-project/vllm@02a69ad2 vllm/entrypoints/serve/instrumentator/metrics.py attach_router)."""
+    peer = {
+        "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: COLLECTOR_NAMESPACE}},
+        "podSelector": {"matchLabels": dict(COLLECTOR_LABELS)},
+    }
+    return [{"from": [peer], "ports": [{"protocol": "TCP", "port": port}]}]
 
 
 class WorkloadNamespace(pulumi.ComponentResource):

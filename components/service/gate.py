@@ -7,7 +7,8 @@ without it (vllm-project/vllm#58144). The gate stands in its own Deployment on C
 a sidecar in the GPU pod: it stays up while the model has no pod (a later scale-to-zero holds
 requests there), it is replaced without restarting a model that took minutes to load, and it
 costs a fraction of a CPU instead of taking room on a GPU node. The model's own pods admit only
-the gate (and Managed Prometheus' collectors, to the metrics port) through a NetworkPolicy.
+the gate (and Managed Prometheus' collector pods, to the server's port, which serves the API as
+well as /metrics) through a NetworkPolicy.
 """
 
 from __future__ import annotations
@@ -36,20 +37,20 @@ from components.platform import egress, keda
 from components.service import haproxy, scale_to_zero
 from components.service.pod import container_security_context, secret_env_names
 
-# The official HAProxy image (docker-library/haproxy). Its Dockerfile makes the user `haproxy`
-# with uid/gid 99 and ends with `USER haproxy` (docker-library/haproxy@ec437dd2 2.8/alpine/
-# Dockerfile), a name, so the pod names a uid itself for runAsNonRoot to be checked: the stack's
-# non-root default (10000 or above, no user of the node). HAProxy needs no user of its own: the
-# config sets no `user`/`uid`, binds unprivileged ports and reads only world-readable mounts,
-# and asks for no pidfile or socket, so nothing is written to the root filesystem.
-# The digest is the multi-architecture index of the tag as docker-library/repo-info recorded it
-# (repos/haproxy/remote/2.8-alpine.md at commit 7f9a8a41, HAProxy 2.8.28): 2.8 is the LTS branch
-# nearest to the 2.6 that Debian ships and tests/test_gate.py runs (2.6 has no published digest
-# that still resolves). Every directive the gate uses exists unchanged since 2.2 (secure_memcmp)
-# or earlier (HAProxy configuration manual 2.6 and 2.8).
+# The official HAProxy image (docker-library/haproxy), on the release line tests/test_gate.py runs
+# (Debian bookworm's 2.6; tests/test_gate_hardening.py compares the two). The digest is the
+# multi-architecture index of haproxy:2.6.34-alpine as docker-library/repo-info recorded it
+# (repos/haproxy/remote/2.6.34-alpine.md at commit 0ed0a0ed, HAProxy 2.6.34 on Alpine 3.24), whose
+# build history shows the user `haproxy` made with uid/gid 99, `USER haproxy`, and
+# `CMD ["haproxy" "-f" "/usr/local/etc/haproxy/haproxy.cfg"]` (as docker-library/haproxy@af88bbc9
+# 2.6/alpine/Dockerfile writes them). USER is a name, so the pod names a uid itself for
+# runAsNonRoot to be checked: the stack's non-root default (10000 or above, no user of the node).
+# HAProxy needs no user of its own: the config sets no `user`/`uid`, binds unprivileged ports and
+# reads only world-readable mounts, and asks for no pidfile or socket, so nothing is written to
+# the root filesystem.
 IMAGE = (
-    "docker.io/library/haproxy:2.8-alpine"
-    "@sha256:f9c10b0a9274aea8fedb9c6b4ec3d74204a6f14c7edeae05b4b3928d73078cfe"
+    "docker.io/library/haproxy:2.6.34-alpine"
+    "@sha256:b647d4156eaebaab7b38c099d77120ae7850a15868b82234306c18d5112a47f8"
 )
 RUN_AS = defaults.RUN_AS_USER
 CONFIG_PATH = "/usr/local/etc/haproxy"  # the image's CMD reads haproxy.cfg here
@@ -154,7 +155,7 @@ def model_ingress(workload: str, port: int, via_interceptor: bool = False) -> li
     """Who reaches the model server's port: the gate's pods only, or for a sleeping model KEDA's
     interceptor, which the gate forwards through. Kubelet's probes still pass ("traffic to and
     from the node where a Pod is running is always allowed", kubernetes.io "Network Policies");
-    Managed Prometheus' collectors are admitted to the metrics port by the namespace's own
+    Managed Prometheus' collector pods are admitted to the server's port by the namespace's own
     policy (WorkloadNamespace), policies being additive."""
     peer = (
         egress.interceptor_peer()

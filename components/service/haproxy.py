@@ -17,12 +17,13 @@ serves an unauthenticated health check on a port of its own. Debian ships the sa
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from components.config import formats
+from components.service import haproxy_limits as limits
+from components.service.haproxy_syntax import error_body, quoted
 
 # Ports inside the gate pod (unprivileged: the image runs as a non-root user).
 TLS_PORT = 8443
@@ -91,28 +92,18 @@ def path_regex(patterns: Sequence[str]) -> str:
     return "^(?:" + "|".join(alternatives) + ")$"
 
 
-def _haproxy_string(text: str) -> str:
-    """A double-quoted HAProxy argument: backslash and double quote escaped, no "$" expansion."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'
-
-
-def _error_body(message: str, kind: str, code: int) -> str:
-    # The OpenAI API's error shape, so OpenAI clients show the message.
-    return json.dumps({"error": {"message": message, "type": kind, "code": code}})
-
-
-UNAUTHORIZED = _error_body(
+UNAUTHORIZED = error_body(
     "Missing or wrong API key. Send it as the header 'Authorization: Bearer <key>' "
     "(the stack output apiKey: pulumi stack output apiKey --show-secrets).",
     "invalid_request_error",
     401,
 )
-NO_REPLICA = _error_body(
+NO_REPLICA = error_body(
     "No model replica is ready to serve. It may be starting or scaling; retry shortly.",
     "server_error",
     503,
 )
-NOT_ALLOWED = _error_body(
+NOT_ALLOWED = error_body(
     "This path is not served. The gate forwards only the model API (see the stack's plan for "
     "the allowed paths).",
     "invalid_request_error",
@@ -134,6 +125,7 @@ def render(settings: GateSettings) -> str:
         "# Kubelet's probes: served by the gate itself, on a port no Service exposes.",
         "frontend health",
         f"    bind :{HEALTH_PORT}",
+        f"    maxconn {limits.HEALTH_CONNECTIONS}",
         f"    monitor-uri {HEALTH_PATH}",
         "    http-request deny deny_status 404",
         "",
@@ -148,10 +140,7 @@ def _global_section(settings: GateSettings) -> list[str]:
     lines = [
         "global",
         "    log stdout format raw local0 info",
-        # Each open connection holds buffers (~32 KiB measured with half-sent requests): 500
-        # keep a gate pod well inside its 128Mi when someone opens connections and never sends
-        # a key (the key is checked once the headers are complete).
-        "    maxconn 500",
+        *limits.global_lines(),
         # A routing gate waits for bodies (_route_key), and each waiting request holds its
         # buffers with no server connection yet: at most 4 HTTP/2 streams per connection keep
         # maxconn's 500 connections inside the pod's memory (100 streams each measured 300 MB).
@@ -170,45 +159,47 @@ def _defaults_section(settings: GateSettings) -> list[str]:
         "    mode http",
         "    log global",
         "    option httplog",
-        "    option forwardfor",
-        "    timeout connect 5s",
-        "    timeout client 60s",
-        "    timeout http-request 10s",
-        "    timeout queue 60s",
-        f"    timeout server {settings.request_timeout_seconds}s",
+        *limits.timeout_lines(settings.request_timeout_seconds),
     ]
 
 
 def _api_frontend(settings: GateSettings) -> list[str]:
-    """The API: TLS (or plain), one Authorization header, no upgrade, the key, the allowlist."""
-    if settings.tls:
-        # TLS 1.2+ only; ALPN offers HTTP/2 and HTTP/1.1 to clients.
-        bind = f'bind :{TLS_PORT} ssl crt "${{{CERT_ENV}}}" ssl-min-ver TLSv1.2 alpn h2,http/1.1'
-    else:
-        bind = f"bind :{PLAIN_PORT}"
-    lines = [
+    """The API: TLS (or plain), its connection share, the per-source limit on wrong keys, one
+    Authorization header, no upgrade, the key, the allowlist, the client's own address."""
+    # TLS 1.2+ and the ciphers of limits.global_lines(); ALPN offers HTTP/2 and HTTP/1.1.
+    bind = (
+        f'bind :{TLS_PORT} ssl crt "${{{CERT_ENV}}}" alpn h2,http/1.1'
+        if settings.tls
+        else f"bind :{PLAIN_PORT}"
+    )
+    return [
         "frontend api",
         f"    {bind}",
+        *limits.api_slots(),
+        *(limits.failed_key_limit() if settings.api_key else []),
         # Two Authorization headers: which one the server would read is up to it. Refuse.
         "    http-request deny deny_status 400 if { req.hdr_cnt(authorization) gt 1 }",
         # An upgraded connection (WebSocket, h2c) is a tunnel the allowlist no longer sees.
         "    http-request deny deny_status 400 if { req.hdr_cnt(upgrade) gt 0 }",
-    ]
-    if settings.api_key:
-        lines += [
-            "    http-request set-var(txn.bearer) env(GATE_BEARER)",
-            # Constant-time comparison of the whole header with "Bearer <key>".
-            "    acl key_ok req.fhdr(authorization),secure_memcmp(txn.bearer)",
-            "    http-request return status 401 content-type application/json "
-            f'string {_haproxy_string(UNAUTHORIZED)} hdr WWW-Authenticate "Bearer" if !key_ok',
-        ]
-    return [
-        *lines,
-        f"    acl allowed_path path -m reg {_haproxy_string(path_regex(settings.paths))}",
+        *(_key_check() if settings.api_key else []),
+        f"    acl allowed_path path -m reg {quoted(path_regex(settings.paths))}",
         "    http-request return status 404 content-type application/json "
-        f"string {_haproxy_string(NOT_ALLOWED)} if !allowed_path",
+        f"string {quoted(NOT_ALLOWED)} if !allowed_path",
+        *limits.client_address(),
         *(_route_key() if settings.replicas else []),
         "    default_backend model",
+    ]
+
+
+def _key_check() -> list[str]:
+    """The key, compared in constant time with the whole header "Bearer <key>"; a refusal counts
+    against the client's address (limits.failed_key_limit)."""
+    return [
+        "    http-request set-var(txn.bearer) env(GATE_BEARER)",
+        "    acl key_ok req.fhdr(authorization),secure_memcmp(txn.bearer)",
+        *limits.count_failed_key("!key_ok"),
+        "    http-request return status 401 content-type application/json "
+        f'string {quoted(UNAUTHORIZED)} hdr WWW-Authenticate "Bearer" if !key_ok',
     ]
 
 
@@ -229,7 +220,7 @@ def _route_key() -> list[str]:
 def _backend(settings: GateSettings) -> list[str]:
     host = (
         # KEDA's interceptor routes by Host (and holds the request while the model wakes).
-        [f"    http-request set-header Host {_haproxy_string(settings.upstream_host)}"]
+        [f"    http-request set-header Host {quoted(settings.upstream_host)}"]
         if settings.upstream_host
         else []
     )
@@ -275,7 +266,7 @@ def _cache_aware_backend(settings: GateSettings) -> list[str]:
     check = (
         [
             "    option httpchk",
-            f"    http-check send meth GET uri {settings.health_path}",
+            f"    http-check send meth GET uri {quoted(settings.health_path)}",
             "    http-check expect status 200",
         ]
         if settings.health_path
@@ -291,8 +282,7 @@ def _cache_aware_backend(settings: GateSettings) -> list[str]:
         # failures are retried, so no request reaches a model twice (manual 2.6, 4.2 "option
         # redispatch", 5.2 "observe", "on-error").
         "    option redispatch 1",
-        "    http-error status 503 content-type application/json string "
-        + _haproxy_string(NO_REPLICA),
+        "    http-error status 503 content-type application/json string " + quoted(NO_REPLICA),
         "    default-server check inter 5s fall 2 rise 1 resolvers cluster init-addr none "
         "observe layer4 error-limit 1 on-error mark-down",
         f'    server-template replica 1-{settings.replicas} "${{{UPSTREAM_ENV}}}"',

@@ -124,7 +124,19 @@ def network_policy_ingress(type_: ExposeType, target_port: int) -> list[dict[str
 
 
 def service_spec(args: LoadBalancerServiceArgs) -> dict[str, Any]:
-    """The Service's spec but a reserved address: type, the gate's pods, the port, the sources."""
+    """The Service's spec but a reserved address: type, the gate's pods, the port, the sources.
+
+    A load balancer delivers to the nodes that run a gate pod only, without a second hop that
+    would replace the client's address with a node's: `externalTrafficPolicy: Local` "preserves
+    the client source IP and avoids a second hop" (kubernetes.io/docs/tasks/
+    access-application-cluster/create-external-load-balancer, "Preserving the client source IP"),
+    and GKE's passthrough load balancers then health-check each node on the Service's
+    healthCheckNodePort, sending only to nodes with a ready pod (cloud.google.com/
+    kubernetes-engine/docs/concepts/service-load-balancer, "External traffic policy"). The gate
+    thus sees each client's address, which its per-source limit on wrong keys counts
+    (haproxy_limits.py). Its two pods are spread over nodes (gate.py), so two nodes serve, and a
+    drain moves traffic to the other as the pod's readiness drops.
+    """
     load_balanced = args.type in LOAD_BALANCED
     spec: dict[str, Any] = {
         # GKE makes an internal load balancer from a LoadBalancer Service with the annotation.
@@ -141,6 +153,8 @@ def service_spec(args: LoadBalancerServiceArgs) -> dict[str, Any]:
     }
     if args.source_ranges and load_balanced:
         spec["loadBalancerSourceRanges"] = list(args.source_ranges)
+    if load_balanced:
+        spec["externalTrafficPolicy"] = "Local"
     return spec
 
 

@@ -3,7 +3,8 @@
     python -m dev.fuzz --count 1000 --seed 0 [--out build/fuzz] [--jobs 2] [--by-mutation]
 
 Each case is a valid stack (Pulumi.dev.yaml, Pulumi.prod.yaml, examples/*.yaml, tests/conftest.py's
-STANDARD) plus one or more mutations from the classes of issue 8, written as YAML *text* (so it
+STANDARD) plus one or more mutations from the classes of issue 8 and injection (issue 30: a value
+that would be syntax in haproxy.cfg or the container's args), written as YAML *text* (so it
 can hold what a dict cannot: duplicate keys, syntax errors, tabs, unquoted dates and `on`/`yes`,
 non-string keys, non-mapping documents). Each case is rendered in-process and must end as a plan
 (exit 0), plan findings (1) or a config error (2), with:

@@ -10,7 +10,7 @@ from dev.fuzz.document import NO_ENGINE_FORM, Secure, decrypted, items, scalar_t
 from dev.fuzz.emit import emit, key_text
 from dev.fuzz.paths import under
 
-CLASSES = ("nested-secret", "crash", "bad-input", "secret-echo", "hide-another")
+CLASSES = ("nested-secret", "crash", "bad-input", "secret-echo", "hide-another", "injection")
 KNOWN_KEYS = ("cluster", "nodePools", "workloads", "namespace", "devicePlugin")
 
 

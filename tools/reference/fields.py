@@ -31,7 +31,6 @@ EXIT_OK, EXIT_STALE = 0, 1
 FORMATS: dict[str, str] = {
     r"[a-z][-a-z0-9]{0,62}": "machine type name: lowercase letters, digits and hyphens, "
     "starting with a letter (e.g. `g2-standard-8`)",
-    r"/[!-~]*": "HTTP path: `/` and then printable ASCII, no spaces",
     formats.REGION: "region name: the form `us-central1`",
 }
 # Fields whose pattern formats.HINTS names for another kind of value.

@@ -14,9 +14,9 @@ from components.config import formats
 from components.config.context import Context
 from components.config.model import NAMESPACE
 from components.config.problems import Problem, under
-from components.config.rules.exposure import API_KEY_FLAG
+from components.config.rules.exposure import API_KEY_ENV, API_KEY_FLAG
 from components.config.schema import WorkloadSpec
-from components.config.source import KNOWN_KEYS
+from components.config.source import KNOWN_KEYS, SECRET_PLACEHOLDER
 
 # Words of an env or flag name (split at `_`, `-`, `.`) that name a credential. Whole words, so
 # TOKENIZERS_PARALLELISM and --max-num-batched-tokens are not credentials.
@@ -25,6 +25,12 @@ CREDENTIAL_WORDS = frozenset(
 )
 # Suffixes that name one glued to another word (HFTOKEN, DBPASSWORD, OPENAIAPIKEY).
 CREDENTIAL_SUFFIXES = ("TOKEN", "SECRET", "APIKEY", "PASSWORD")
+# A key of the user's own for the gate and vLLM: at least as many characters as this. The gate
+# compares the whole key in constant time and answers 429 after 20 wrong ones a minute from an
+# address (components/service/haproxy_limits.py), which slows one guesser, not many; 32 random
+# characters are out of any guesser's reach. The generated key has 48
+# (components/service/apikey.py).
+API_KEY_MIN_LENGTH = 32
 # `$(NAME)`: Kubernetes expands it from the container's env (dependent environment variables),
 # so it references a secret instead of holding one.
 _REFERENCE = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_.-]*\)")
@@ -115,6 +121,30 @@ def secret_env_target_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterato
                 f"{key!r} is the stack's own {key} config, not a secret value. Point secretEnv at "
                 "a key of its own (`pulumi config set --secret gke-gpu:<key> <value>`).",
             )
+
+
+def api_key_length_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
+    """A key of the user's own (a secure env.VLLM_API_KEY, or the key secretEnv.VLLM_API_KEY
+    names) shorter than API_KEY_MIN_LENGTH. Neither the key nor its length is shown."""
+    lengths: list[tuple[str, int]] = []
+    value = w.env.get(API_KEY_ENV)
+    if value is not None and value != SECRET_PLACEHOLDER and _holds_a_value(value):
+        lengths.append((formats.join(f"workloads[{i}].env", API_KEY_ENV), len(value)))
+    key = w.secret_env.get(API_KEY_ENV)
+    if key is not None and key in ctx.secret_lengths:
+        lengths.append(
+            (formats.join(f"workloads[{i}].secretEnv", API_KEY_ENV), ctx.secret_lengths[key])
+        )
+    for path, length in lengths:
+        if length >= API_KEY_MIN_LENGTH:
+            continue
+        yield Problem(
+            path,
+            f"the API key (not shown) is shorter than {API_KEY_MIN_LENGTH} characters: short "
+            "enough to guess, and the gate lets anyone who reaches it try. Use at least "
+            f"{API_KEY_MIN_LENGTH} random characters (`openssl rand -hex 24` prints 48), set with "
+            "--secret, or remove it and let the stack generate a 48-character key (apiKey).",
+        )
 
 
 def placement_problems(ctx: Context, workloads: int) -> Iterator[Problem]:

@@ -32,7 +32,9 @@ from components.config.schema.pools import (
 
 class ProbeSpec(Model):
     # derived: rules/workloads.py (vLLM's /health for a vLLM server, else a TCP probe).
-    path: Annotated[str, _pattern(r"/[!-~]*"), StringConstraints(max_length=1024)] | None = None
+    path: (
+        Annotated[str, _pattern(formats.PROBE_PATH), StringConstraints(max_length=1024)] | None
+    ) = None
     """HTTP path of the startup, readiness and liveness probes.
 
     Default: vLLM: `/health`; other images: none (a TCP probe on the port)
@@ -192,7 +194,8 @@ class WorkloadSpec(Model):
     env: Annotated[dict[str, Text], Field(max_length=256)] = {}
     """Environment variables; values set with `--path --secret` go into a Kubernetes Secret.
 
-    A plain value named like a credential is refused (see [Secrets](secrets.md)).
+    A plain value named like a credential is refused (see [Secrets](secrets.md)). An API key of your
+    own (`VLLM_API_KEY`, here or in `secretEnv`) needs at least 32 characters.
     """
     secret_env: Annotated[dict[str, str], Field(max_length=256)] = {}
     """Env var name -> secret top-level config key (older form of a secret `env` value)."""

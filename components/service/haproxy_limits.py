@@ -1,0 +1,123 @@
+"""What keeps the gate standing and honest before any key is checked: connection slots and
+timeouts, the TLS policy, the per-source limit on wrong keys, and the client address the model
+sees. Pure text, rendered into haproxy.cfg by components/service/haproxy.py; docs/security.md
+states each number, and tests/test_gate.py holds each against the real HAProxy.
+
+Sources (HAProxy configuration manual 2.6, the branch tests/test_gate.py runs and the gate's image
+ships): "maxconn" in sections 3.2 (global: the process stops accepting beyond it) and 4.2 (a
+frontend's own limit); "timeout client", "timeout http-request" (4.2); "stick-table",
+"http-request track-sc0", "sc-inc-gpc0", "sc_gpc0_rate" (4.2, 7.3.3); "option forwardfor" (4.2).
+"""
+
+from __future__ import annotations
+
+from components.service.haproxy_syntax import error_body, quoted
+
+# --- connection slots -----------------------------------------------------------------------------
+# Each open connection holds buffers (~32 KiB measured with half-sent requests): 500 keep a gate
+# pod well inside its 128Mi. The API takes at most API_CONNECTIONS of them, so connections that
+# send nothing can never take the slots kubelet's probes need: a full API no longer fails the
+# health port and restarts the pods.
+MAX_CONNECTIONS = 500
+API_CONNECTIONS = 480
+HEALTH_CONNECTIONS = 10  # kubelet's readiness and liveness probes, one at a time each
+# --- timeouts -------------------------------------------------------------------------------------
+# A connection that sends no complete request is closed after REQUEST_SECONDS (`timeout
+# http-request`: the whole header, however slowly it trickles in). Until the TLS handshake is done
+# there is no stream yet, and HAProxy expires the embryonic session after the frontend's `timeout
+# client` (haproxy/haproxy src/session.c session_accept_fd; the 2.6 manual has no handshake timeout
+# of its own, and later releases' `timeout client-hs` falls back to `timeout client`), so
+# CLIENT_SECONDS also closes a connection that never starts TLS: tests/test_gate_hardening.py
+# measures both on the 2.6 binary.
+# `timeout client` is inactivity while the client is expected to send or read: a request held
+# while a model wakes waits on `timeout server` instead (scale_to_zero.gate_timeout_seconds).
+# 5 s: "slightly above multiples of 3 seconds" to cover TCP retransmits (manual 2.6, 4.2 "timeout
+# client"); `timeout client-fin` is left unset, so half-closed connections get the same 5 s.
+CLIENT_SECONDS = 5
+REQUEST_SECONDS = 5
+# --- TLS ------------------------------------------------------------------------------------------
+# Mozilla's "intermediate" configuration (mozilla/ssl-config-generator@8debe30f
+# src/static/guidelines/6.0.json): TLS 1.2 with ECDHE and AEAD ciphers only (no CBC, no SHA-1 MAC,
+# no RSA key exchange), the three TLS 1.3 suites, and no session tickets (its HAProxy template).
+TLS12_CIPHERS = (
+    "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "ECDHE-RSA-AES128-GCM-SHA256",
+    "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "ECDHE-RSA-AES256-GCM-SHA384",
+    "ECDHE-ECDSA-CHACHA20-POLY1305",
+    "ECDHE-RSA-CHACHA20-POLY1305",
+)
+TLS13_SUITES = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256")
+# --- wrong keys -----------------------------------------------------------------------------------
+# Per client address (an IPv6 client by its /64, what one host usually holds): after FAILED_KEYS
+# requests refused with 401 within FAILED_KEY_SECONDS, every request from it is answered 429 until
+# the rate falls back below (a sliding window: up to FAILED_KEY_SECONDS after the last failure).
+# A right key is never counted, so a client that holds it is never limited by this; kubelet's
+# probes use the health frontend, which has no such table. The table holds TRACKED_SOURCES
+# addresses (the oldest dropped first): a few MB at most.
+FAILED_KEYS = 20
+FAILED_KEY_SECONDS = 60
+TRACKED_SOURCES = 20000
+
+TOO_MANY_FAILURES = error_body(
+    f"Too many requests with a missing or wrong API key from your address ({FAILED_KEYS} in "
+    f"{FAILED_KEY_SECONDS} s). Retry after {FAILED_KEY_SECONDS} s with the right key "
+    "(the stack output apiKey).",
+    "rate_limit_error",
+    429,
+)
+
+
+def global_lines() -> list[str]:
+    """The process's connection limit and the TLS policy every `bind ... ssl` line inherits."""
+    return [
+        f"    maxconn {MAX_CONNECTIONS}",
+        f"    ssl-default-bind-ciphers {':'.join(TLS12_CIPHERS)}",
+        f"    ssl-default-bind-ciphersuites {':'.join(TLS13_SUITES)}",
+        "    ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets",
+    ]
+
+
+def timeout_lines(server_seconds: int) -> list[str]:
+    """The defaults' timeouts: short on the client's side, `server_seconds` on the model's."""
+    return [
+        "    timeout connect 5s",
+        f"    timeout client {CLIENT_SECONDS}s",
+        f"    timeout http-request {REQUEST_SECONDS}s",
+        "    timeout queue 60s",
+        f"    timeout server {server_seconds}s",
+    ]
+
+
+def api_slots() -> list[str]:
+    """The API frontend's own share of the process's connections."""
+    return [f"    maxconn {API_CONNECTIONS}"]
+
+
+def failed_key_limit() -> list[str]:
+    """Before the key is checked: the client's address tracked, and 429 once it has failed too
+    often. Goes first in the API frontend, so a limited client costs nothing more."""
+    return [
+        f"    stick-table type ipv6 size {TRACKED_SOURCES} expire {FAILED_KEY_SECONDS}s "
+        f"store gpc0,gpc0_rate({FAILED_KEY_SECONDS}s)",
+        "    http-request track-sc0 src,ipmask(32,64)",
+        f"    http-request return status 429 content-type application/json string "
+        f"{quoted(TOO_MANY_FAILURES)} hdr Retry-After {FAILED_KEY_SECONDS} "
+        f"if {{ sc_gpc0_rate(0) ge {FAILED_KEYS} }}",
+    ]
+
+
+def count_failed_key(condition: str) -> list[str]:
+    """Counts a refused key (`condition`: the key did not match) against the client's address."""
+    return [f"    http-request sc-inc-gpc0(0) if {condition}"]
+
+
+def client_address() -> list[str]:
+    """The model sees the address the connection came from, never one the client wrote: headers
+    a client may send to claim another address are removed, then X-Forwarded-For is set."""
+    return [
+        "    http-request del-header X-Forwarded-For",
+        "    http-request del-header Forwarded",
+        "    http-request del-header X-Real-IP",
+        "    option forwardfor",
+    ]

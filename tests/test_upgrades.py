@@ -23,6 +23,14 @@ _ROUTES = (
     "Any stack with an exposed workload of 2 or more replicas that does not sleep does the same "
     "(routing: round-robin keeps the old config)."
 )
+_KEYED = (
+    "issue 30: every exposed server gets a generated API key that its gate checks, whatever its "
+    "image is called (a mirror, `vllm serve` in a team's own image, any HTTP server), unless the "
+    "stack says apiKey: false. The key check is new in haproxy.cfg; pulumi-kubernetes replaces "
+    "the ConfigMap whose data changes, and the gates roll onto it. Callers then need the key "
+    "(stack output apiKeys.<workload>). Any stack exposing an image not named *vllm-openai does "
+    "the same."
+)
 _GATE_CONFIG = (
     "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:ApiGate$kubernetes:core/v1:ConfigMap::"
     "gate-llm-config",
@@ -34,6 +42,10 @@ INTENDED_REPLACEMENTS: dict[str, str] = {
     **{
         urn.format(stack=stack): _ROUTES
         for stack in ("prod", "fast-start", "reservation")
+        for urn in _GATE_CONFIG
+    },
+    **{
+        urn.format(stack="t4-standard").replace("gate-llm", "gate-notebook"): _KEYED
         for urn in _GATE_CONFIG
     },
 }

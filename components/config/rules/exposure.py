@@ -134,19 +134,20 @@ def _sets_key_itself(w: WorkloadSpec) -> str | None:
 def api_key(w: WorkloadSpec) -> bool:
     """Whether the stack generates an API key for the workload.
 
-    Explicit `apiKey` wins. Unset, it is on for an exposed vLLM server that does not set a key of
-    its own: the default workload (and any vLLM server a stack exposes) never serves an open API.
-    Other images get one only when they ask: the key reaches them as env VLLM_API_KEY, which they
-    can read, or pass on as `$(VLLM_API_KEY)` in args (Kubernetes expands it from the env).
+    Explicit `apiKey` wins. Unset, it is on for every exposed workload that sets no key of its
+    own, whatever its image: the gate checks the key, not the server, so a mirrored vLLM image,
+    `vllm serve` in a custom image or any other HTTP server is as protected as the default one.
+    Every expose type counts: a LoadBalancer or Internal endpoint is reached from its source
+    ranges or the VPC, a NodePort from anything that reaches a node (no source ranges at all),
+    and a ClusterIP from the namespace's pods only where NetworkPolicy is enforced (not on an
+    existing cluster whose network plugin ignores it, nor in Standard with dataplaneV2: false).
+    The key also reaches the server as env VLLM_API_KEY: vLLM checks it again, another server
+    may read it (or take `$(VLLM_API_KEY)` in args) or ignore it, and the gate requires it either
+    way.
     """
     if w.api_key is not None:
         return w.api_key
-    return (
-        w.expose is not None
-        and w.kind != "Job"
-        and formats.is_vllm_image(w.image)
-        and _sets_key_itself(w) is None
-    )
+    return w.expose is not None and w.kind != "Job" and _sets_key_itself(w) is None
 
 
 def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:

@@ -362,13 +362,15 @@ class WorkloadSpec(Model):
     (`replicas` or `autoscale.maxReplicas`) that does not sleep
     """
     api_key: bool | None = None  # derived: rules/exposure.py api_key
-    """Generate an API key, pass it to the server as `VLLM_API_KEY` and export it.
+    """Generate an API key that the gate requires on every request, and export it.
 
     The key comes from the workload's Secret; the secret outputs `apiKey` / `apiKeys` hold it.
-    Other servers read the env var or take `$(VLLM_API_KEY)` in `args`. Not for a Job, nor for a
-    workload that sets its own key.
+    The gate checks it whatever the image. The server gets it too, as env `VLLM_API_KEY`: vLLM
+    checks it again, another server may read it, take `$(VLLM_API_KEY)` in `args`, or ignore
+    it. `false` serves without a key: anyone who reaches the endpoint may call it. Not for a
+    Job, nor for a workload that sets its own key.
 
-    Default: on for an exposed vLLM server that sets no key of its own
+    Default: on for every exposed workload that sets no key of its own
     """
 
     @model_validator(mode="before")

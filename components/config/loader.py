@@ -326,6 +326,10 @@ def _stack(
         workloads=built,
         secrets=tuple(sorted({key for w in built for _, key in w.secret_env})),
         image_repositories=repositories,
-        advisories=(*coldstart.advisories(built), *elsewhere),
+        advisories=(
+            *coldstart.advisories(built),
+            *elsewhere,
+            *production.advisories(parsed.cluster, ctx),
+        ),
         monitoring=build.from_spec(MonitoringConfig, parsed.monitoring or MonitoringSpec()),
     )

@@ -200,7 +200,12 @@ class EgressSpec(Model):
 
 class WorkloadSpec(Model):
     name: K8sName
-    """Kubernetes name, also the Service's."""
+    """Kubernetes name, also the Service's.
+
+    Not `gke-gpu-gate` (the gates' label), nor a name whose objects would share a name with
+    another workload's (`<name>-model`, `<name>-gate`, `<name>-replicas`, ...) or the namespace's
+    own (`default-deny`: its policies are `default-deny-ingress` and `default-deny-egress`).
+    """
     kind: Kind = "Deployment"
     """What runs the pods."""
     image: Image

@@ -9,14 +9,17 @@ those cases: the config it hands over is not what the stack file says.
 
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from components.config import ConfigError, load
-from tests.conftest import DEPLOYMENT, MINIMAL
+from components.config.source import read_stack_file
+from tests.conftest import DEPLOYMENT, MINIMAL, ROOT
 from tools import render
 from tools.engine import Recording, run_program
 
@@ -227,3 +230,170 @@ def test_a_secret_where_none_makes_sense_is_not_echoed_by_a_rule_on_another_key(
     problems = raised.value.problems
     assert any(p.startswith("nodePools[0].gpu.type: a secret (`secure:`)") for p in problems)
     assert not [p for p in problems if secret in p], "a secret value must appear in no message"
+
+
+# --- problems where which leaves were secret is unknown ----------------------------------------
+
+REFUSED = "hf_NOTSHOWN_" + "q7" * 10 + " !"  # a pasted token that no field accepts
+
+
+def _unknown_mode_problems(workload: dict[str, Any], secure_paths: frozenset[str] | None) -> str:
+    """The problems of an Autopilot stack with `workload` on top of a valid one, `workloads`
+    secret; secure_paths None: which leaves were secret is unknown (ESC, --config-file)."""
+    raw = {
+        "workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.29.0",
+                "gpu": {"type": "nvidia-l4", "count": 1},
+                "cache": {"size": "30Gi"},
+                **workload,
+            }
+        ]
+    }
+    with pytest.raises(ConfigError) as info:
+        load(
+            raw,
+            project="acme-ml-test",
+            region="us-central1",
+            stack="esc",
+            secret_keys=frozenset({"workloads"}),
+            secure_paths=secure_paths,
+        )
+    return "\n".join(info.value.problems)
+
+
+@pytest.mark.parametrize(
+    ("workload", "where"),
+    [
+        ({"gpu": {"type": REFUSED}}, "workloads[0].gpu.type: (a secret, not shown) is not a GKE"),
+        (
+            {"nodeSelector": {"gpu": REFUSED}},
+            "workloads[0].nodeSelector.gpu: (a secret, not shown) is not a Kubernetes label value",
+        ),
+        ({"env": {REFUSED: "1"}}, "workloads[0].env: a key (not shown: this config may hold"),
+        ({REFUSED: "1"}, "workloads[0]: a key (not shown: this config may hold secrets anywhere)"),
+        (
+            {"secretEnv": {"HF_TOKEN": REFUSED.replace(" !", "")}},
+            "workloads[0].secretEnv.HF_TOKEN: config key (a secret, not shown) is not set",
+        ),
+        (
+            {"expose": {"port": 443, "paths": [f"/{REFUSED}"]}},
+            "workloads[0].expose.paths[0]: (a secret, not shown) is not a path the gate can match",
+        ),
+    ],
+    ids=["gpu-type", "node-selector-value", "env-name", "unknown-key", "secret-env-key", "path"],
+)
+def test_where_secrets_are_unknown_a_refused_value_or_key_is_reported_but_not_shown(
+    workload: dict[str, Any], where: str
+) -> None:
+    problems = _unknown_mode_problems(workload, secure_paths=None)
+    assert where in problems, f"the problem is still reported at its key path:\n{problems}"
+    assert REFUSED[:12] not in problems, (
+        "with config from an ESC environment or another --config-file any leaf may have been "
+        f"secret: a value pasted in the wrong place must not reach the CI log:\n{problems}"
+    )
+    assert REFUSED[:12] in _unknown_mode_problems(workload, secure_paths=frozenset()), (
+        "where the stack file proves the value plain, the message shows it (a typo is found)"
+    )
+
+
+def _leaves(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[str, tuple[Any, ...]]]:
+    """Every string value ("value", path) and map key ("key", path) under a config key."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield "key", (*path, key)
+            yield from _leaves(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _leaves(value, (*path, i))
+    elif isinstance(node, str):
+        yield "value", path
+
+
+def _planted(raw: dict[str, Any], what: str, path: tuple[Any, ...], token: str) -> dict[str, Any]:
+    planted = copy.deepcopy(raw)
+    parent = planted
+    for part in path[:-1]:
+        parent = parent[part]
+    if what == "value":
+        parent[path[-1]] = token
+    else:
+        parent[token] = parent.pop(path[-1])
+    return planted
+
+
+# A stack with the free-text leaves the shipped stacks lack: env, secretEnv, args, command, egress,
+# hosts, paths, monitoring.
+RICH = """\
+config:
+  gcp:project: acme-ml-dev
+  gcp:region: us-central1
+  gke-gpu:hfToken:
+    secure: v1:AAAA
+  gke-gpu:monitoring:
+    emails: [oncall@example.com]
+    notificationChannels: [projects/acme-ml-dev/notificationChannels/123]
+  gke-gpu:workloads:
+    - name: llm
+      image: vllm/vllm-openai:v0.29.0
+      args: [Qwen/Qwen2.5-0.5B-Instruct, --served-model-name, chat]
+      gpu: {type: nvidia-l4, count: 1}
+      env: {LOG_LEVEL: info}
+      secretEnv: {HF_TOKEN: hfToken}
+      cache: {size: 30Gi}
+      egress: {destinationRanges: [10.1.0.0/16]}
+      autoscale: {minReplicas: 1, maxReplicas: 3}
+      expose:
+        sourceRanges: [203.0.113.0/24]
+        hosts: [llm.example.com]
+        paths: [/v1/models, /v1/chat/completions]
+    - name: batch
+      kind: Job
+      image: nvidia/cuda:12.4.1-base-ubuntu22.04
+      command: [sh, -c, nvidia-smi]
+      gpu: {type: nvidia-l4, count: 1}
+"""
+STACKS = [
+    *(p.relative_to(ROOT).as_posix() for p in sorted(ROOT.glob("Pulumi.*.yaml"))),
+    *(p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "examples").glob("Pulumi.*.yaml"))),
+    *(p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "tests/stacks").glob("*.yaml"))),
+    "RICH",
+]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_where_secrets_are_unknown_no_problem_shows_a_value_planted_anywhere_in_the_config(
+    stack: str, tmp_path: Path
+) -> None:
+    """Each string value and each map key of the stack's gke-gpu keys in turn replaced by a token,
+    once one every field refuses and once one names and labels accept: with every key secret and
+    no stack file to tell which leaf was (ESC, --config-file), no problem may show it. Top-level
+    keys are Pulumi config keys, never secret (`pulumi config` lists them)."""
+    path = tmp_path / "Pulumi.rich.yaml"
+    path.write_text(RICH)
+    read = read_stack_file(path if stack == "RICH" else ROOT / stack)
+    raw = {k.split(":", 1)[1]: v for k, v in read.config.items() if k.startswith("gke-gpu:")}
+    leaks: dict[str, str] = {}
+    for n, (what, where) in enumerate(_leaves(raw)):
+        if what == "key" and len(where) == 1:
+            continue
+        for token in (f"zqv{n:04d}tokenshownqv", f"ZQ_{n:04d}TOKEN SHOWN!"):
+            planted = _planted(raw, what, where, token)
+            try:
+                load(
+                    planted,
+                    project=read.config.get("gcp:project"),
+                    region=read.config.get("gcp:region"),
+                    stack="esc",
+                    secret_keys=frozenset(planted),
+                    secure_paths=None,
+                )
+            except ConfigError as error:
+                shown = [p for p in error.problems if token[:12] in p]
+                if shown:
+                    leaks[f"{what} {'.'.join(map(str, where))}"] = shown[0]
+    assert not leaks, (
+        "a value (or refused key) of a possibly-secret config key is shown in a problem, which "
+        "CI logs print:\n" + "\n".join(f"{k}: {v}" for k, v in leaks.items())
+    )

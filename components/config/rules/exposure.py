@@ -231,13 +231,14 @@ def reserves_address(w: WorkloadSpec, mode: Mode | None) -> bool:
     return e.static_ip if e.static_ip is not None else e.tls
 
 
-def _path_problem(path: str, value: str) -> Problem | None:
+def _path_problem(path: str, value: str, ctx: Context) -> Problem | None:
+    shown = ctx.show(path, value)
     if not formats.matches(formats.GATE_PATH, value) or (
         value.endswith("*") and not value.endswith("/*")
     ):
         return Problem(
             path,
-            f"{value!r} is not a path the gate can match. Use an exact path such as "
+            f"{shown} is not a path the gate can match. Use an exact path such as "
             "'/v1/chat/completions', or a prefix ending in '/*' such as '/v1/*' (letters, digits "
             "and '-._~/' only).",
         )
@@ -245,19 +246,19 @@ def _path_problem(path: str, value: str) -> Problem | None:
     if any(s in (".", "..") for s in segments) or "//" in value or value.rstrip("*/").endswith("."):
         return Problem(
             path,
-            f"{value!r} holds '.', '..', '//' or a trailing dot, which servers may read "
+            f"{shown} holds '.', '..', '//' or a trailing dot, which servers may read "
             "as another path. Write the path as the server serves it.",
         )
     if value in ("/", "/*"):
         return Problem(
             path,
-            f"{value!r} would forward every path, including a server's admin and "
+            f"{shown} would forward every path, including a server's admin and "
             "unauthenticated routes. List the API paths the server documents.",
         )
     return None
 
 
-def _host_problem(path: str, value: str) -> Problem | None:
+def _host_problem(path: str, value: str, ctx: Context) -> Problem | None:
     try:
         ipaddress.ip_address(value)
         return None
@@ -269,7 +270,8 @@ def _host_problem(path: str, value: str) -> Problem | None:
         return None
     return Problem(
         path,
-        f"{value!r} is neither an IP address nor a DNS name (lowercase labels of letters, "
+        f"{ctx.show(path, value)} is neither an IP address nor a DNS name (lowercase labels of "
+        "letters, "
         "digits and hyphens, separated by dots). Use e.g. 'gpu.example.com' or '192.0.2.10'.",
     )
 
@@ -283,12 +285,12 @@ def gate_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     yield from [
         p
         for j, value in enumerate(e.paths or [])
-        if (p := _path_problem(f"{path}.paths[{j}]", value)) is not None
+        if (p := _path_problem(f"{path}.paths[{j}]", value, ctx)) is not None
     ]
     yield from [
         p
         for j, value in enumerate(e.hosts)
-        if (p := _host_problem(f"{path}.hosts[{j}]", value)) is not None
+        if (p := _host_problem(f"{path}.hosts[{j}]", value, ctx)) is not None
     ]
     if e.hosts and not e.tls:
         yield Problem(

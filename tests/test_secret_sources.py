@@ -323,6 +323,28 @@ def _planted(raw: dict[str, Any], what: str, path: tuple[Any, ...], token: str) 
     return planted
 
 
+def _plantings(raw: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """(what was planted, the config, the token): each string value and each map key but the
+    top-level ones replaced by a token in turn, once one every field refuses and once one names
+    and labels accept; and a valid token as the name of two items of a list, and as a workload's
+    name whose objects take another's (`<token>-model`)."""
+    for n, (what, where) in enumerate(_leaves(raw)):
+        if what == "key" and len(where) == 1:
+            continue  # Pulumi config keys, never secret (`pulumi config` lists them)
+        for token in (f"zqv{n:04d}tokenshownqv", f"ZQ_{n:04d}TOKEN SHOWN!"):
+            yield f"{what} {'.'.join(map(str, where))}", _planted(raw, what, where, token), token
+    token = "zqvnametokenshownqv"
+    for key in ("workloads", "nodePools"):
+        items = raw.get(key)
+        if isinstance(items, list) and items and isinstance(items[0], dict):
+            first = {**items[0], "name": token}
+            twice = [first, *items[1:], first]
+            yield f"{key}: a name twice", {**raw, key: twice}, token
+            if key == "workloads" and first.get("expose"):
+                taken = [first, *items[1:], {**first, "name": f"{token}-model"}]
+                yield f"{key}: {token}-model", {**raw, key: taken}, token
+
+
 # A stack with the free-text leaves the shipped stacks lack: env, secretEnv, args, command, egress,
 # hosts, paths, monitoring.
 RICH = """\
@@ -366,33 +388,27 @@ STACKS = [
 def test_where_secrets_are_unknown_no_problem_shows_a_value_planted_anywhere_in_the_config(
     stack: str, tmp_path: Path
 ) -> None:
-    """Each string value and each map key of the stack's gke-gpu keys in turn replaced by a token,
-    once one every field refuses and once one names and labels accept: with every key secret and
-    no stack file to tell which leaf was (ESC, --config-file), no problem may show it. Top-level
-    keys are Pulumi config keys, never secret (`pulumi config` lists them)."""
+    """With every key secret and no stack file to tell which leaf was (ESC, --config-file), no
+    problem may show a token planted anywhere in the stack's gke-gpu keys (_plantings)."""
     path = tmp_path / "Pulumi.rich.yaml"
     path.write_text(RICH)
     read = read_stack_file(path if stack == "RICH" else ROOT / stack)
     raw = {k.split(":", 1)[1]: v for k, v in read.config.items() if k.startswith("gke-gpu:")}
     leaks: dict[str, str] = {}
-    for n, (what, where) in enumerate(_leaves(raw)):
-        if what == "key" and len(where) == 1:
-            continue
-        for token in (f"zqv{n:04d}tokenshownqv", f"ZQ_{n:04d}TOKEN SHOWN!"):
-            planted = _planted(raw, what, where, token)
-            try:
-                load(
-                    planted,
-                    project=read.config.get("gcp:project"),
-                    region=read.config.get("gcp:region"),
-                    stack="esc",
-                    secret_keys=frozenset(planted),
-                    secure_paths=None,
-                )
-            except ConfigError as error:
-                shown = [p for p in error.problems if token[:12] in p]
-                if shown:
-                    leaks[f"{what} {'.'.join(map(str, where))}"] = shown[0]
+    for label, planted, token in _plantings(raw):
+        try:
+            load(
+                planted,
+                project=read.config.get("gcp:project"),
+                region=read.config.get("gcp:region"),
+                stack="esc",
+                secret_keys=frozenset(planted),
+                secure_paths=None,
+            )
+        except ConfigError as error:
+            shown = [p for p in error.problems if token[:12] in p]
+            if shown:
+                leaks[label] = shown[0]
     assert not leaks, (
         "a value (or refused key) of a possibly-secret config key is shown in a problem, which "
         "CI logs print:\n" + "\n".join(f"{k}: {v}" for k, v in leaks.items())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from components.config import formats
+from components.config.context import HIDDEN
 from components.config.model import NAMESPACE
 from components.config.problems import Problem
 from components.facts.labels import GATE_NAME_LABEL
@@ -88,11 +89,13 @@ def region_problems(region: str | None, secret: bool = False) -> list[Problem]:
     return []
 
 
-def taken(path: str, name: str, seen: set[str]) -> list[Problem]:
-    """Records `name`; a problem when an earlier item of the list already has it."""
+def taken(path: str, name: str, seen: set[str], hidden: bool = False) -> list[Problem]:
+    """Records `name`; a problem when an earlier item of the list already has it (`hidden`: the
+    name may be a secret, so it is not shown)."""
     clash = name in seen
     seen.add(name)
-    return [Problem(f"{path}.name", f"{name!r} is used twice. Rename one.")] if clash else []
+    shown = HIDDEN if hidden else repr(name)
+    return [Problem(f"{path}.name", f"{shown} is used twice. Rename one.")] if clash else []
 
 
 # The namespace's own objects: components/platform/namespace.py names its NetworkPolicies from
@@ -152,15 +155,18 @@ def workload_objects(name: str, kind: str, exposed: bool, routed: bool) -> list[
     return objects
 
 
-def object_name_problems(workloads: list[tuple[int, str, str, bool, bool]]) -> list[Problem]:
+def object_name_problems(
+    workloads: list[tuple[int, str, str, bool, bool]], hidden: bool = False
+) -> list[Problem]:
     """Kubernetes objects the workloads create must not share a name within their kind, with one
     another or with the namespace's own objects, and a workload's name must not be a label value
     the program reserves: a workload `llm` of kind StatefulSet creates the Service `llm-headless`,
     an exposed one the Service `llm-model` and the Deployment `llm-gate` (its gate), one with
     cache-aware routing the Service `llm-replicas`, which another workload may be called; one
     called `default-deny` the NetworkPolicy `default-deny-egress`, the namespace's own. Items are
-    (index, name, kind, exposed, cache-aware)."""
-    owners: dict[tuple[str, str], str] = {}
+    (index, name, kind, exposed, cache-aware); `hidden`: names may be secrets, so none is shown
+    (the other workload is named by its index)."""
+    owners: dict[tuple[str, str], tuple[int, str]] = {}
     problems = [
         Problem(f"workloads[{i}].name", f"{name!r} is reserved: it is {why}. Rename the workload.")
         for i, name, *_ in workloads
@@ -169,18 +175,26 @@ def object_name_problems(workloads: list[tuple[int, str, str, bool, bool]]) -> l
     reported: set[tuple[int, str]] = set()
     for i, name, kind, exposed, routed in workloads:
         for obj in workload_objects(name, kind, exposed, routed):
-            other, own = owners.get(obj), NAMESPACE_OBJECTS.get(obj)
+            j, other = owners.get(obj, (i, name))
+            own = NAMESPACE_OBJECTS.get(obj)
             clash = own if own is not None else other if other != name else None
             if clash is not None and (i, clash) not in reported:
                 reported.add((i, clash))
-                what = own if own is not None else f"the workload {other!r} also makes"
-                problems.append(
-                    Problem(
-                        f"workloads[{i}].name",
-                        f"{name!r} makes a {obj[0]} called {obj[1]!r}, which "
-                        f"{'is ' if own else ''}{what}. Rename "
-                        + ("the workload." if own else "one of them."),
-                    )
-                )
-            owners.setdefault(obj, name)
+                problems.append(_clash(i, name, obj, own, (j, other), hidden))
+            owners.setdefault(obj, (i, name))
     return problems
+
+
+def _clash(
+    i: int, name: str, obj: tuple[str, str], own: str | None, other: tuple[int, str], hidden: bool
+) -> Problem:
+    """workloads[i] makes `obj`, which the namespace (`own`) or the workload `other` makes too."""
+    kind, called = obj
+    made = f"a {kind}" if hidden else f"a {kind} called {called!r}"
+    who = f"workloads[{other[0]}]" if hidden else f"the workload {other[1]!r}"
+    what = f"which is {own}" if own is not None else f"which {who} also makes"
+    fix = "the workload" if own is not None else "one of them"
+    return Problem(
+        f"workloads[{i}].name",
+        f"{HIDDEN if hidden else repr(name)} makes {made}, {what}. Rename {fix}.",
+    )

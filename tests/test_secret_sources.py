@@ -165,6 +165,69 @@ def test_a_plain_credential_is_refused_with_the_command_that_stores_it_as_a_secr
     assert "sk-PLAINVALUE" not in problem, "the value is never shown"
 
 
+# Made-up credentials of each shape (none is real): AWS's documented example key id, jwt.io's
+# example token, and filler of the right length for the others.
+SHAPES = {
+    "hugging-face": ("hf_" + "AbCdEfGhIjKlMnOpQr" * 2)[:37],
+    "openai": "sk-proj-" + "Ab3dEf6hIj" * 5,
+    "github": "ghp_" + "A1b2C3d4E5" * 3 + "F6g7H8",
+    "github-fine-grained": "github_pat_11AAAAAAA0" + "aB3_" * 18,
+    "google-api-key": "AIza" + "SyD-" + "a1B2c3D4e5" * 3 + "f",
+    "aws-access-key": "AKIAIOSFODNN7EXAMPLE",
+    "pem-private-key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEow" + "A" * 60 + "\n-----END",
+    "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4"
+    "gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("name", ["HF_AUTH", "SETTING"], ids=["credential-name", "any-name"])
+def test_a_credential_in_a_plain_env_value_is_refused_by_its_shape_whatever_its_name(
+    shape: str, name: str
+) -> None:
+    value = SHAPES[shape]
+    problems = _problems(_engine_config({name: value}))
+    assert [p.split(": ", 1)[0] for p in problems] == [f"workloads[0].env.{name}"], (
+        f"a {shape} in plain text would sit in the Deployment, the state and the plan: {problems}"
+    )
+    assert "looks like" in problems[0] and (
+        f"pulumi config set --path --secret 'gke-gpu:workloads[0].env.{name}' <value>"
+        in problems[0]
+    ), "the message says what it looks like and carries the command that stores it as a secret"
+    assert value[:12] not in problems[0] and value[-12:] not in problems[0], "never shown"
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_credential_in_args_or_a_login_line_is_refused_by_its_shape(shape: str) -> None:
+    value = SHAPES[shape]
+    config = _engine_config({})
+    workload = config["gke-gpu:workloads"][0]
+    workload["args"] = ["Qwen/Qwen2.5-0.5B-Instruct", "--hf-tok", value]
+    workload["command"] = ["sh", "-c", f"login --with {value} && vllm serve"]
+    problems = _problems(config)
+    assert [p.split(": ", 1)[0] for p in problems] == [
+        "workloads[0].command[2]",
+        "workloads[0].args[2]",
+    ], f"each place the {shape} is written is refused: {problems}"
+    assert all("looks like" in p and "write `$(" in p for p in problems), (
+        "the fix moves it to a secret env value and references it with $(NAME)"
+    )
+    assert not [p for p in problems if value[:12] in p or value[-12:] in p], "never shown"
+
+
+@pytest.mark.parametrize("name", ["PASS", "DB_PASS", "BEARER", "BEARER_VALUE", "HF_AUTH", "AUTH"])
+def test_passwords_bearers_and_auth_values_are_credentials_by_name(name: str) -> None:
+    (problem,) = _problems(_engine_config({name: "hunter2"}))
+    assert problem.startswith(f"workloads[0].env.{name}: named like a credential"), problem
+    assert "hunter2" not in problem
+
+
+def test_settings_that_only_mention_pass_or_auth_and_model_names_are_not_credentials() -> None:
+    config = _engine_config({"PASS_THROUGH": "1", "AUTH_ENABLED": "true", "SKIP": "sk-1"})
+    config["gke-gpu:workloads"][0]["args"] = ["Qwen/Qwen2.5-7B-Instruct", "--hf-token=$(HF_TOK)"]
+    assert _problems(config) == [], "settings, short values and $(NAME) references pass"
+
+
 def test_a_token_in_the_command_from_an_environment_is_sent_as_a_secret(tmp_path: Path) -> None:
     """Fail closed covers the free-text leaves too: an environment may put a secret in `args` or
     `command` (a login line), and the program cannot tell which leaf it was."""

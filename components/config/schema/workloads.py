@@ -225,20 +225,25 @@ class WorkloadSpec(Model):
     command: Annotated[list[Text], Field(max_length=256)] = []
     """Container command.
 
+    An item holding a credential by its shape (`hf_...`, `sk-...`, a GitHub, Google or AWS key, a
+    private key, a JWT) is refused, as in `args`.
+
     Default: the image's
     """
     args: Annotated[list[Text], Field(max_length=256)] = []
     """Container arguments.
 
-    A literal value after a credential flag (`--api-key sk-...`) is refused: reference an env
-    value instead (`--hf-token=$(HF_TOKEN)`).
+    A literal value after a credential flag (`--api-key sk-...`), or any item holding a
+    credential by its shape (`--hf-tok hf_...`), is refused: reference an env value instead
+    (`--hf-token=$(HF_TOKEN)`).
 
     Default: the image's
     """
     env: Annotated[dict[str, Text], Field(max_length=256)] = {}
     """Environment variables; values set with `--path --secret` go into a Kubernetes Secret.
 
-    A plain value named like a credential is refused (see [Secrets](secrets.md)).
+    A plain value named like a credential (`HF_TOKEN`, `DB_PASS`, `BEARER`, `HF_AUTH`) or shaped
+    like one (`hf_...`, `sk-...`, ...) is refused (see [Secrets](secrets.md)).
     """
     secret_env: Annotated[dict[str, str], Field(max_length=256)] = {}
     """Env var name -> secret top-level config key (older form of a secret `env` value)."""

@@ -24,16 +24,7 @@ def cluster_problems(
     if ctx.existing:
         return  # the cluster's own settings are not this stack's to set (advisories below)
     why = "in a production stack (cluster.production)"
-    if cluster.mode == "standard" and not cluster.dataplane_v2:
-        # Autopilot with dataplaneV2: false is refused for every stack (rules/network.py).
-        yield Problem(
-            "cluster.dataplaneV2",
-            f"false {why} keeps GKE's legacy datapath, which does not enforce NetworkPolicies: "
-            "any pod in the cluster would reach a model server's own port around its gate, "
-            "without the API key. Remove dataplaneV2: false (on a cluster created without "
-            "Dataplane V2 that replaces the cluster, which deletion protection refuses: create "
-            "the production cluster with it).",
-        )
+    yield from _dataplane_problems(cluster, why)
     if not cluster.private_nodes:
         yield Problem(
             "cluster.privateNodes",
@@ -73,6 +64,20 @@ def cluster_problems(
             "without Binary Authorization checking or logging it. Remove binaryAuthorization: "
             "false; the project's policy decides between audit (dry run) and enforcement "
             "(docs/delivery.md, 'Production cluster keys').",
+        )
+
+
+def _dataplane_problems(cluster: ClusterSpec, why: str) -> Iterator[Problem]:
+    """Standard without Dataplane V2 enforces no NetworkPolicy (Autopilot with dataplaneV2: false
+    is refused for every stack, rules/network.py)."""
+    if cluster.mode == "standard" and not cluster.dataplane_v2:
+        yield Problem(
+            "cluster.dataplaneV2",
+            f"false {why} keeps GKE's legacy datapath, which does not enforce NetworkPolicies: "
+            "any pod in the cluster would reach a model server's own port around its gate, "
+            "without the API key. Remove dataplaneV2: false (on a cluster created without "
+            "Dataplane V2 that replaces the cluster, which deletion protection refuses: create "
+            "the production cluster with it).",
         )
 
 

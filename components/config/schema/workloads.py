@@ -200,12 +200,8 @@ class EgressSpec(Model):
 
 class WorkloadSpec(Model):
     name: K8sName
-    """Kubernetes name, also the Service's.
-
-    Not `gke-gpu-gate` (the gates' label), nor a name whose objects would share a name with
-    another workload's (`<name>-model`, `<name>-gate`, `<name>-replicas`, ...) or the namespace's
-    own (`default-deny`: its policies are `default-deny-ingress` and `default-deny-egress`).
-    """
+    """Kubernetes name, also the Service's. Not `gke-gpu-gate` (the gates' label), nor one whose
+    objects take another workload's (`<name>-model`, `-gate`, ...) or the namespace's names."""
     kind: Kind = "Deployment"
     """What runs the pods."""
     image: Image
@@ -223,10 +219,7 @@ class WorkloadSpec(Model):
     replicas: Annotated[int, Field(ge=0, le=1000)] = 1
     """Pods (Deployment, StatefulSet)."""
     command: Annotated[list[Text], Field(max_length=256)] = []
-    """Container command.
-
-    An item holding a credential by its shape (`hf_...`, `sk-...`, a GitHub, Google or AWS key, a
-    private key, a JWT) is refused, as in `args`.
+    """Container command. An item holding a credential by its shape is refused, as in `args`.
 
     Default: the image's
     """

@@ -277,6 +277,54 @@ def test_production_refuses_plain_http_on_a_public_endpoint() -> None:
     assert problem.startswith("workloads[0].expose.tls: false serves the API key")
 
 
+def test_production_refuses_a_standard_cluster_that_ignores_network_policies() -> None:
+    raw = _raw("prod")
+    raw["cluster"]["dataplaneV2"] = False
+    (problem,) = _problems(raw)
+    assert problem.startswith("cluster.dataplaneV2: false in a production stack"), problem
+    assert "does not enforce NetworkPolicies" in problem and "without the API key" in problem, (
+        "the user learns what it costs: any pod reaches the model server around its gate"
+    )
+    assert "Remove dataplaneV2: false" in problem and "replaces the cluster" in problem, (
+        "and the fix, with what it does to a cluster created without it"
+    )
+    raw["cluster"]["production"] = False
+    for key in ("privateNodes", "secretsEncryptionKey", "masterAuthorizedNetworks"):
+        raw["cluster"].pop(key, None)
+    raw["workloads"][0]["expose"].pop("sourceRanges", None)
+    assert load(raw, project="acme-ml-prod", region="us-central1", stack="prod"), (
+        "outside production an older cluster may keep its datapath (changing it replaces it)"
+    )
+
+
+def test_a_production_stack_on_an_existing_cluster_is_told_what_it_cannot_check() -> None:
+    raw = {
+        "cluster": {"mode": "existing", "context": "lab", "production": True},
+        "workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.29.0",
+                "gpu": {"count": 1},
+                "nodeSelector": {"gpu": "true"},
+                "expose": {"port": 443, "type": "ClusterIP"},
+            }
+        ],
+    }
+    config = load(raw, project=None, region=None, stack="prod")
+    (advice,) = [a for a in config.advisories if "NetworkPolic" in a]
+    assert advice.startswith("cluster.production on an existing cluster"), advice
+    assert "cannot see" in advice, (
+        "the program cannot tell whether the cluster's network plugin enforces the policies "
+        "the gate relies on: the user must check it"
+    )
+    raw["cluster"]["production"] = False
+    assert not [
+        a
+        for a in load(raw, project=None, region=None, stack="dev").advisories
+        if "NetworkPolic" in a
+    ]
+
+
 def test_a_production_internal_endpoint_needs_no_source_ranges() -> None:
     raw = _raw("prod")
     raw["workloads"][0]["expose"] = {"port": 443, "type": "Internal"}

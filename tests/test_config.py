@@ -481,6 +481,48 @@ def test_duplicate_workload_names_are_rejected() -> None:
     assert _problems(raw) == ["workloads[1].name: 'a' is used twice. Rename one."]
 
 
+def test_a_workload_named_like_the_gates_label_is_refused() -> None:
+    """Its pods would carry app.kubernetes.io/name: gke-gpu-gate, which KEDA's interceptor admits
+    from the workload namespace: a way to every sleeping model that skips its gate's key."""
+    (problem,) = _problems(_autopilot_workload(name="gke-gpu-gate"))
+    assert problem.startswith("workloads[0].name: 'gke-gpu-gate' is reserved"), problem
+    assert "label of every gate's pods" in problem and "Rename the workload." in problem
+
+
+@pytest.mark.parametrize(
+    ("name", "expose", "clash"),
+    [
+        ("default-deny", None, "NetworkPolicy called 'default-deny-egress', which is the "),
+        ("default-deny", {"port": 443}, "NetworkPolicy called 'default-deny-ingress', which is "),
+    ],
+    ids=["egress", "ingress"],
+)
+def test_a_workload_whose_policy_would_take_the_namespaces_default_deny_name_is_refused(
+    name: str, expose: dict[str, Any] | None, clash: str
+) -> None:
+    raw = _autopilot_workload(name=name, **({"expose": expose} if expose else {}))
+    problems = _problems(raw)
+    assert any(p.startswith(f"workloads[0].name: {name!r} makes a {clash}") for p in problems), (
+        f"the workload's own policy would replace the namespace's default deny: {problems}"
+    )
+
+
+def test_a_workload_named_like_another_ones_gate_objects_is_refused_whatever_its_kind() -> None:
+    """`llm-gate` as a StatefulSet makes no Deployment `llm-gate`, but its egress policy and its
+    disruption budget have the names of llm's gate's: one would overwrite the other's."""
+    raw = {
+        "workloads": [
+            {"name": "llm", "image": "app:1.0", "port": 8000, "expose": {"port": 443}},
+            {"name": "llm-gate", "kind": "StatefulSet", "image": "app:1.0", "port": 8000},
+        ]
+    }
+    problems = _problems(raw)
+    assert problems == [
+        "workloads[1].name: 'llm-gate' makes a NetworkPolicy called 'llm-gate-egress', which the "
+        "workload 'llm' also makes. Rename one of them."
+    ], problems
+
+
 # --- secrets ---------------------------------------------------------------------------------
 
 

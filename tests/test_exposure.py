@@ -239,7 +239,7 @@ def test_the_health_probe_stays_reachable_without_the_key(minimal: Recording) ->
     ("change", "generated"),
     [
         ({"apiKey": False}, False),
-        ({"image": "ghcr.io/acme/model-server:1.2.3"}, False),
+        ({"image": "ghcr.io/acme/model-server:1.2.3"}, True),
         ({"image": "ghcr.io/acme/model-server:1.2.3", "apiKey": True}, True),
         # Its own key, from its env (a literal key in args is refused: tests/test_hostile.py).
         ({"args": ["--model", "Qwen/Qwen2.5-0.5B-Instruct", "--api-key", "$(OWN_KEY)"]}, False),
@@ -257,6 +257,75 @@ def test_who_gets_a_generated_key(
     assert ("apiKey" in recording.stack_outputs) is generated
     names = {e["name"] for e in _container(recording).get("env", [])}
     assert (API_KEY_ENV in names) is generated
+
+
+# Servers the image name does not give away: a mirror under another name, `vllm serve` in a team's
+# own image, any other HTTP server. (image, command)
+OTHER_SERVERS = {
+    "renamed-mirror": ("us-docker.pkg.dev/acme/mirror/llm-server:v0.29.0", []),
+    "vllm-serve-in-own-image": (
+        "ghcr.io/acme/inference:1.4.0",
+        ["vllm", "serve", "Qwen/Qwen2.5-0.5B-Instruct"],
+    ),
+}
+EXISTING_CONTEXT = {"mode": "existing", "context": "lab"}
+
+
+def _other_server(standard: dict, image: str, command: list[str], expose: dict) -> dict:
+    config = copy.deepcopy(standard)
+    workload = config["gke-gpu:workloads"][0]
+    workload.update(image=image, command=command, expose={"port": 443, **expose})
+    if expose.get("type") == "NodePort":  # existing clusters only
+        config = {"gke-gpu:cluster": EXISTING_CONTEXT, "gke-gpu:workloads": [workload]}
+        workload.update(gpu={"count": 1}, nodeSelector={"gpu": "true"}, spot=False)
+    return config
+
+
+@pytest.mark.parametrize("server", sorted(OTHER_SERVERS))
+@pytest.mark.parametrize(
+    "expose",
+    [{}, {"type": "Internal", "sourceRanges": ["10.0.0.0/8"]}, {"type": "ClusterIP"}]
+    + [{"type": "NodePort", "hosts": ["192.0.2.10"]}],
+    ids=["LoadBalancer", "Internal", "ClusterIP", "NodePort"],
+)
+def test_every_exposed_server_gets_a_key_its_gate_checks_whatever_the_image_is_called(
+    server: str, expose: dict, standard: dict, run: Run
+) -> None:
+    image, command = OTHER_SERVERS[server]
+    recording = run(_other_server(standard, image, command, expose))
+    assert recording.of_type(PASSWORD), (
+        f"{server}: an exposed server the image name does not reveal as vLLM serves /v1/* to "
+        "whoever reaches it unless the stack generates a key"
+    )
+    assert "apiKey" in recording.secret_outputs
+    cfg = recording.named("gate-llm-config").inputs["data"]["haproxy.cfg"]
+    assert "secure_memcmp" in cfg and "return status 401" in cfg, (
+        f"{server}: the gate must check the key: the server itself may not read VLLM_API_KEY"
+    )
+    (gate,) = [d for d in recording.of_type(DEPLOYMENT) if d.name == "gate-llm-deployment"]
+    env = gate.inputs["spec"]["template"]["spec"]["containers"][0]["env"]
+    (ref,) = [e["valueFrom"]["secretKeyRef"] for e in env if e["name"] == "GATE_API_KEY"]
+    secret = recording.named("workload-llm-secret").inputs
+    assert ref == {"name": secret["metadata"]["name"], "key": API_KEY_ENV}, (
+        "the gate reads the generated key from the workload's Secret"
+    )
+
+
+def test_a_server_served_without_a_key_says_so_in_plain_words(standard: dict) -> None:
+    raw = {k.split(":", 1)[1]: v for k, v in standard.items() if k.startswith("gke-gpu:")}
+    raw["workloads"][0].update(image="ghcr.io/acme/inference:1.4.0", apiKey=False)
+    config = load(raw, project="acme-ml-test", region="us-central1", stack="test")
+    assert config.workloads[0].api_key is False, "an explicit apiKey: false is kept"
+    lines = "\n".join(summary.exposure_lines(config, config.workloads[0]))
+    assert "NO KEY (apiKey: false): anyone who reaches the endpoint" in lines, (
+        f"a reviewer must read that the endpoint is open:\n{lines}"
+    )
+    raw["workloads"][0].pop("apiKey")
+    config = load(raw, project="acme-ml-test", region="us-central1", stack="test")
+    lines = "\n".join(summary.exposure_lines(config, config.workloads[0]))
+    assert "requires the key on every request" in lines and "may not read" in lines, (
+        f"with another image the plan says the gate, not the server, checks the key:\n{lines}"
+    )
 
 
 def test_a_generated_key_next_to_the_workloads_own_key_is_refused(standard: dict, run: Run) -> None:
@@ -532,7 +601,7 @@ def test_the_summary_says_who_can_reach_each_workload(standard: dict) -> None:
     raw["cluster"]["dataplaneV2"] = False
     config = load(raw, project="acme-ml-test", region="us-central1", stack="test")
     in_cluster = "\n".join(summary.exposure_lines(config, config.workloads[0]))
-    assert "in-cluster (ClusterIP)" in in_cluster and "no key at the gate" in in_cluster
+    assert "in-cluster (ClusterIP)" in in_cluster and "NO KEY (apiKey: false)" in in_cluster
     assert "NOT enforced" in in_cluster, "a reviewer must see that the policy does nothing"
 
 

@@ -81,6 +81,12 @@ CASES: dict[str, tuple[str, str]] = {
         WORKLOAD + "      args: [Qwen/Qwen2.5-7B-Instruct, --api-key, sk-PLAINKEY123]\n",
         "workloads[0].args[2]",
     ),
+    # A pattern that could split a run of letters into path segments many ways backtracked
+    # exponentially on a long path with a bad character (found by tests/test_secret_sources.py).
+    "gate-path-backtracking": (
+        WORKLOAD + "      expose: {port: 443, paths: ['/" + "a" * 40 + " !']}\n",
+        "workloads[0].expose.paths[0]",
+    ),
     # ruamel's own message quotes both values of a duplicate key (found by the weekly fuzz).
     "duplicate-key": (
         "  gke-gpu:cluster:\n    mode: existing\n"

@@ -11,10 +11,14 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
+from components.config.rules import names
 from components.config.rules.workloads import PROGRAM_SELECTORS
 from components.facts import labels
 from policy.rules import props
 from tests.conftest import ROOT
+from tools.render import render
 
 # Names the policy pack repeats from components/facts/labels.py.
 SHARED = (
@@ -122,4 +126,36 @@ def test_the_config_layer_keeps_users_off_the_placement_labels() -> None:
     assert not missing, (
         f"{sorted(missing)}: a workload's nodeSelector could override the capacity the program "
         "chose; components/config/rules/workloads.py PROGRAM_SELECTORS must list it"
+    )
+
+
+# --- names the config layer reserves -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "stack",
+    ["dev", "prod", "examples/operator", "examples/internal-vpc", "examples/fast-start"],
+)
+def test_every_object_in_the_workload_namespace_is_one_the_config_layer_knows(stack: str) -> None:
+    """components/config/rules/names.py refuses a workload whose objects would share a name with
+    another's or the namespace's own: it must know every name the components register."""
+    folder, _, name = stack.rpartition("/")
+    path = ROOT / folder / f"Pulumi.{name}.yaml"
+    plan = render(name, path)
+    config = plan.config
+    assert config is not None
+    known = set(names.NAMESPACE_OBJECTS)
+    for w in config.workloads:
+        known.update(
+            names.workload_objects(w.name, w.kind, w.expose is not None, w.routing == "cache-aware")
+        )
+    registered = {
+        (r.type.rsplit(":", 1)[-1], r.inputs["metadata"]["name"])
+        for r in plan.recording.kubernetes_objects()
+        if (r.inputs.get("metadata") or {}).get("namespace") == config.namespace
+    }
+    assert registered, "the stack registers objects in its namespace"
+    assert registered <= known, (
+        f"{stack}: objects the config layer does not reserve, so a workload could be named into "
+        f"a collision with them: {sorted(registered - known)}"
     )

@@ -68,6 +68,7 @@ RULE_LEVELS = {
     "private-nodes-in-prod": "mandatory",
     "control-plane-restricted-in-prod": "mandatory",
     "secrets-encrypted-in-prod": "mandatory",
+    "dataplane-v2-in-prod": "mandatory",
     "binary-authorization-in-prod": "advisory",
     "security-posture-in-prod": "advisory",
     "alerts-notify-someone-in-prod": "advisory",
@@ -158,6 +159,7 @@ def hardened_cluster(production: bool = True, **props: Any) -> dict[str, Any]:
             "cidrBlocks": [{"cidrBlock": "203.0.113.0/24", "displayName": "office"}]
         },
         "databaseEncryption": {"state": "ENCRYPTED", "keyName": KMS_KEY},
+        "datapathProvider": "ADVANCED_DATAPATH",
         "binaryAuthorization": {"evaluationMode": "PROJECT_SINGLETON_POLICY_ENFORCE"},
         "securityPostureConfig": {"mode": "BASIC", "vulnerabilityMode": "VULNERABILITY_BASIC"},
     }
@@ -874,6 +876,17 @@ def test_a_hardened_production_cluster_passes_every_rule() -> None:
             "does not enforce Binary Authorization (binaryAuthorization.evaluationMode: DISABLED)",
         ),
         ("security-posture-in-prod", {"securityPostureConfig": None}, "sets no mode"),
+        (
+            "dataplane-v2-in-prod",
+            {"datapathProvider": None},
+            "datapathProvider: unset (the provider's default, LEGACY_DATAPATH), so it does not "
+            "enforce NetworkPolicies",
+        ),
+        (
+            "dataplane-v2-in-prod",
+            {"datapathProvider": "LEGACY_DATAPATH"},
+            "Remove cluster.dataplaneV2: false",
+        ),
     ],
     ids=[
         "no-private-config",
@@ -887,6 +900,8 @@ def test_a_hardened_production_cluster_passes_every_rule() -> None:
         "no-key",
         "binauthz-off",
         "no-security-posture",
+        "legacy-datapath-by-default",
+        "legacy-datapath",
     ],
 )
 def test_a_production_cluster_missing_a_safeguard_is_reported(
@@ -900,6 +915,20 @@ def test_a_production_cluster_missing_a_safeguard_is_reported(
     )
     (level,) = {v.enforcement for v in evaluate_rules(CLUSTER, props, "prod") if v.rule == rule}
     assert level == RULE_LEVELS[rule], "missing security must block; missing advice only warns"
+
+
+def test_a_production_autopilot_cluster_passes_dataplane_v2_without_naming_a_datapath() -> None:
+    """GKE Dataplane V2 is always on in new Autopilot clusters (cloud.google.com/kubernetes-engine/
+    docs/how-to/dataplane-v2), and gke-gpu sets no datapathProvider there."""
+    autopilot = hardened_cluster(enableAutopilot=True)
+    autopilot.pop("datapathProvider")
+    assert fired("dataplane-v2-in-prod", CLUSTER, autopilot, "prod") == [], (
+        "an Autopilot cluster always enforces NetworkPolicies: refusing it would block prod"
+    )
+    unmarked = {"name": "gpu-dev", "datapathProvider": "LEGACY_DATAPATH"}
+    assert fired("dataplane-v2-in-prod", CLUSTER, unmarked, "dev") == [], (
+        "a dev cluster may keep an older datapath (changing it replaces the cluster)"
+    )
 
 
 def test_a_cluster_that_is_not_production_may_skip_the_production_safeguards() -> None:

@@ -30,6 +30,14 @@ _HARDENED = (
     "pulumi-kubernetes replaces each gate's ConfigMap, and the gates roll onto the new one. Any "
     "stack with an exposed workload replaces its gates' ConfigMaps the same way, once."
 )
+_KEYED = (
+    "issue 30: every exposed server gets a generated API key that its gate checks, whatever its "
+    "image is called (a mirror, `vllm serve` in a team's own image, any HTTP server), unless the "
+    "stack says apiKey: false. The key check is new in haproxy.cfg; pulumi-kubernetes replaces "
+    "the ConfigMap whose data changes, and the gates roll onto it. Callers then need the key "
+    "(stack output apiKeys.<workload>). Any stack exposing an image not named *vllm-openai does "
+    "the same."
+)
 _GATE_CONFIG = (
     "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:ApiGate$kubernetes:core/v1:ConfigMap::"
     "gate-{gate}-config",
@@ -88,6 +96,7 @@ INTENDED_REPLACEMENTS: dict[str, str] = {
         for stack in ("prod", "fast-start", "reservation")
         for urn in _gate_configs(stack)
     },
+    **{urn: f"{_KEYED} {_HARDENED}" for urn in _gate_configs("t4-standard", "notebook")},
 }
 # The Namespace before it moved into WorkloadNamespace (c1cc197 moved it without an alias): stacks
 # deployed before then hold it at the root, and the alias keeps it (and everything in it).

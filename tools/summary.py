@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from components.config import ClusterConfig, Expose, NodePoolConfig, StackConfig, WorkloadConfig
-from components.config.formats import resources
+from components.config.formats import is_vllm_image, resources
 from components.config.rules import coldstart
 from components.config.rules.exposure import LOAD_BALANCED
 from components.platform import scales_on_metric, scraped
@@ -446,15 +446,33 @@ def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
     )
 
 
+def _gate_key(w: WorkloadConfig) -> str:
+    """What the gate asks of a caller, in plain words: the key, or that there is none."""
+    if not gate.gate_requires_key(w):
+        own = "--api-key" in " ".join((*w.command, *w.args))
+        return (
+            "NO KEY: the server's own --api-key (args) is not checked here, so anything the "
+            "server does not guard itself is open to whoever reaches the endpoint"
+            if own
+            else "NO KEY (apiKey: false): anyone who reaches the endpoint may call the allowed "
+            "paths"
+        )
+    where = f"stack output apiKeys.{w.name}" if w.api_key else "the workload's VLLM_API_KEY secret"
+    server = (
+        ""
+        if is_vllm_image(w.image)
+        else "; the server also gets it as env VLLM_API_KEY, which an image other than "
+        "vllm-openai may not read: the gate is what checks it"
+    )
+    return (
+        f"the key on every request (Authorization: Bearer, constant-time; {where}), else "
+        f"401{server}"
+    )
+
+
 def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
     """The gate in front of an exposed workload: what it requires and forwards, its certificate."""
-    key = (
-        f"the key on every request (Authorization: Bearer, constant-time; stack output "
-        f"apiKeys.{w.name}), else 401"
-        if gate.gate_requires_key(w)
-        else "no key at the gate (the workload has no API key in its Secret): anyone who "
-        "reaches the endpoint may call the allowed paths"
-    )
+    key = _gate_key(w)
     lines = [
         f"            gate: HAProxy ({gate.REPLICAS} pods, {gate.CPU} CPU / {gate.MEMORY} each, "
         "on CPU nodes) terminates TLS and requires " + key

@@ -11,6 +11,10 @@ from components.config.model import DevicePluginConfig, NodePoolConfig
 from components.config.problems import under
 from components.config.schema import ClusterSpec, Mode
 
+HIDDEN = "(a secret, not shown)"
+# A refused map key where which leaves were secret is unknown (Context.key_path).
+HIDDEN_KEY = "a key (not shown: this config may hold secrets anywhere)"
+
 
 @dataclass(frozen=True)
 class Context:
@@ -52,4 +56,16 @@ class Context:
         return any(under(path, p) or under(p, path) for p in self.secure_paths)
 
     def show(self, path: str, value: Any) -> str:
-        return "(a secret, not shown)" if self.is_secret(path) else formats.show(value)
+        return HIDDEN if self.is_secret(path) else formats.show(value)
+
+    def key_path(self, base: str, key: int | str) -> str:
+        """The path of a map key the config refuses (unknown, or not a valid name). Keys are
+        never `secure:` (Pulumi encrypts values only), so a stack file's are shown; but where
+        which leaves were secret is unknown (an ESC environment, `--config-file`), a refused key
+        may be a value pasted one level up, so the path stops at `base` and the key is not
+        shown."""
+        return base if self.hides_keys(base) else formats.join(base, key)
+
+    def hides_keys(self, path: str) -> bool:
+        """Refused keys under `path` are not shown (key_path)."""
+        return self.secure_paths is None and self.is_secret(path)

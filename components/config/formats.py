@@ -205,4 +205,6 @@ def show(value: object) -> str:
 # path, or a prefix ending in "/*". Letters, digits and "-._~/" only (RFC 3986 unreserved
 # characters and "/"): no "%", so no encoded "/" or ".", and the config layer refuses "..", "//"
 # and a trailing dot (rules/exposure.py).
-GATE_PATH = r"/(?:[A-Za-z0-9._~-]+/?)*(?:\*)?"
+# Each "/" ends a segment, so a value is read one way only: `(?:[...]+/?)*` could split a run of
+# letters into segments in exponentially many ways, and "/aaa...a !" took minutes to refuse.
+GATE_PATH = r"/(?:[A-Za-z0-9._~-]+/)*[A-Za-z0-9._~-]*\*?"

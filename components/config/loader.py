@@ -207,7 +207,9 @@ def _pools(
     seen: set[str] = set()
     for i, spec in parsed.pools:
         name = spec.name or names.pool_name(spec.gpu.type or "gpu", given | seen)
-        problems += names.taken(f"nodePools[{i}]", name, seen)
+        problems += names.taken(
+            f"nodePools[{i}]", name, seen, ctx.is_secret(f"nodePools[{i}].name")
+        )
         found = [problem for rule in POOL_RULES for problem in rule(i, spec, ctx)]
         problems += found
         if found and spec.gpu.type is not None:
@@ -239,14 +241,16 @@ def _workloads(parsed: keys.Parsed, ctx: Context, problems: Problems) -> Placed:
     placed: Placed = []
     seen: set[str] = set()
     for i, w in parsed.workloads:
-        problems += names.taken(f"workloads[{i}]", w.name, seen)
+        secret = ctx.is_secret(f"workloads[{i}].name")
+        problems += names.taken(f"workloads[{i}]", w.name, seen, secret)
         problems += [problem for rule in WORKLOAD_RULES for problem in rule(i, w, ctx)]
         placed.append((i, w, placement.pool_for(i, w, ctx)))
     problems += names.object_name_problems(
         [
             (i, w.name, w.kind, w.expose is not None, routing.resolve(w) == routing.CACHE_AWARE)
             for i, w, _ in placed
-        ]
+        ],
+        hidden=any(ctx.is_secret(f"workloads[{i}].name") for i, _, _ in placed),
     )
     return placed
 
@@ -332,6 +336,7 @@ def _stack(
             *coldstart.advisories(built),
             *elsewhere,
             *([] if ctx.existing else drivers.advisories(parsed.workloads)),
+            *production.advisories(parsed.cluster, ctx),
         ),
         monitoring=build.from_spec(MonitoringConfig, parsed.monitoring or MonitoringSpec()),
     )

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from components.config import formats
-from components.config.context import Context
+from components.config.context import HIDDEN_KEY, Context
 from components.config.problems import Problem, Problems
 from components.config.schema import Model, aliases
 
@@ -128,7 +128,10 @@ def did_you_mean(key: str, known: list[str]) -> str:
 
 
 def message(err: ErrorDetails, model: type[Model], base: str, ctx: Context) -> Problem:
-    path = _path(base, tuple(err["loc"]))
+    loc = tuple(err["loc"])
+    path = _path(base, loc)
+    if err["type"] == "extra_forbidden" and loc:
+        path = ctx.key_path(_path(base, loc[:-1]), loc[-1])  # the key may be a pasted value
     return Problem(path, _text(err, model, path, ctx))
 
 
@@ -144,7 +147,8 @@ def _text(err: ErrorDetails, model: type[Model], path: str, ctx: Context) -> str
         known = aliases(holder) if holder else []
         allowed = f" Keys allowed here: {', '.join(known)}." if holder else ""
         hint = did_you_mean(str(loc[-1]), known)
-        return f"unknown key.{hint}{allowed} Check the spelling (keys are camelCase)."
+        what = f"{HIDDEN_KEY}, unknown here." if ctx.hides_keys(path) else "unknown key."
+        return f"{what}{hint}{allowed} Check the spelling (keys are camelCase)."
     if kind == "missing":
         return "required but not set. Add it to the stack file."
     if kind == "string_pattern_mismatch":
@@ -235,7 +239,9 @@ def parse(model: type[M], raw: Any, base: str, problems: Problems, ctx: Context)
         for err in errors:
             loc = tuple(err["loc"])
             if attempt == 0 and not problems.is_broken(_path(base, loc)):
-                problems.own(message(err, model, base, ctx))
+                problem = message(err, model, base, ctx)
+                # A key not shown is reported at its holder, which stays checked.
+                problems.own(problem, broken=problem.path == _path(base, loc))
             if attempt > 0:
                 loc = loc[:-1]  # what still fails holds a broken leaf: drop the holder
             problems.broken.add(_path(base, loc))

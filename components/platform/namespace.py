@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.config.rules import names
 from components.facts.labels import (
     APP_NAME_LABEL,
     NAMESPACE_NAME_LABEL,
@@ -106,13 +107,13 @@ class WorkloadNamespace(pulumi.ComponentResource):
         )
         if args.deny_ingress:
             self._policy(
-                name, "deny-ingress", namespace, "default-deny-ingress", DEFAULT_DENY_INGRESS
+                name, "deny-ingress", namespace, names.DENY_INGRESS_POLICY, DEFAULT_DENY_INGRESS
             )
         if args.deny_egress:
             self._policy(
-                name, "deny-egress", namespace, "default-deny-egress", egress.DEFAULT_DENY_EGRESS
+                name, "deny-egress", namespace, names.DENY_EGRESS_POLICY, egress.DEFAULT_DENY_EGRESS
             )
-            self._policy(name, "allow-dns", namespace, "allow-dns", ALLOW_DNS)
+            self._policy(name, "allow-dns", namespace, names.ALLOW_DNS_POLICY, ALLOW_DNS)
         for workload, port in args.scraped if args.deny_ingress else ():
             # An autoscaled workload's HPA scales on a metric the collectors scrape from its pods;
             # default deny would starve it (a ClusterIP or unexposed workload admits no one else).

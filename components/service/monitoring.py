@@ -36,6 +36,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.config import NAMESPACE, ClusterConfig, StackConfig
+from components.config.rules import names
 from components.facts.labels import MANAGED_BY_LABEL, PART_OF_LABEL, PRODUCTION_CLUSTER_LABEL
 from components.manifest import manifest
 from components.platform import Platform, scales_on_metric, scraped
@@ -52,8 +53,9 @@ ERROR_SECONDS = 600
 # vLLM's finish reasons that are not an answer (FinishReason in vllm/v1/engine/__init__.py:
 # stop, length, abort; newer releases add error).
 FAILED_REASONS = "abort|error"
-# The rules file of an existing cluster, named after the program (its config namespace).
-RULES_CONFIG_MAP = f"{NAMESPACE}-alerts"
+# The rules file of an existing cluster, named after the program (its config namespace; a name
+# no workload may take, components/config/rules/names.py).
+RULES_CONFIG_MAP = names.ALERT_RULES_CONFIG_MAP
 RULES_FILE = f"{RULES_CONFIG_MAP}.rules.yaml"
 
 

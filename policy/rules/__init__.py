@@ -22,6 +22,7 @@ from .production import (
     alerts_notify_someone_in_prod,
     binary_authorization_in_prod,
     control_plane_restricted_in_prod,
+    dataplane_v2_in_prod,
     deletion_protection_in_prod,
     endpoints_use_tls_in_prod,
     load_balancers_restricted_in_prod,
@@ -190,6 +191,14 @@ RULES: tuple[Rule, ...] = (
         "Production GKE clusters encrypt Secrets with a Cloud KMS key (databaseEncryption).",
         "mandatory",
         secrets_encrypted_in_prod,
+        production=True,
+    ),
+    Rule(
+        "dataplane-v2-in-prod",
+        "Production GKE Standard clusters run GKE Dataplane V2 (datapathProvider: "
+        "ADVANCED_DATAPATH), which enforces the NetworkPolicies.",
+        "mandatory",
+        dataplane_v2_in_prod,
         production=True,
     ),
     Rule(

@@ -37,6 +37,10 @@ INTERNAL_LB_CLASS = "networking.gke.io/l4-regional-internal"
 # `ENTERPRISE`"; ClusterDatabaseEncryptionArgs.state "`ENCRYPTED` or `DECRYPTED`".
 BINAUTHZ_ENFORCE = "PROJECT_SINGLETON_POLICY_ENFORCE"
 SECURITY_POSTURE_ON = ("BASIC", "ENTERPRISE")
+# pulumi-gcp 10.2.0 Cluster.datapath_provider (container/cluster.py): "This is set to
+# `LEGACY_DATAPATH` by default, which uses the IPTables-based kube-proxy implementation. Set to
+# `ADVANCED_DATAPATH` to enable Dataplane v2" (components/platform/cluster_settings.py sets it).
+DATAPLANE_V2 = "ADVANCED_DATAPATH"
 
 
 def _is_internal_load_balancer(service: Mapping[str, Any]) -> bool:
@@ -244,6 +248,32 @@ def secrets_encrypted_in_prod(
         "{state: ENCRYPTED, keyName: <Cloud KMS key>} (gke-gpu: cluster.secretsEncryptionKey: "
         "projects/<project>/locations/<region>/keyRings/<ring>/cryptoKeys/<key>, a key GKE's "
         "service agent may use)."
+    ]
+
+
+def dataplane_v2_in_prod(
+    resource_type: str, props: Mapping[str, Any], context: Context
+) -> list[str]:
+    """A production GKE Standard cluster runs GKE Dataplane V2. Mandatory.
+
+    Dataplane V2 is what enforces NetworkPolicy on the clusters gke-gpu creates ("network policy
+    enforcement is built into GKE Dataplane V2", cloud.google.com/kubernetes-engine/docs/how-to/
+    dataplane-v2). Without it every NetworkPolicy is ignored: any pod in the cluster reaches a
+    model server's own port around its gate, without the key, and /invocations and the admin
+    routes with it. Autopilot passes: "GKE Dataplane V2 is always enabled in new Autopilot
+    clusters" (same page), and gke-gpu sets no datapathProvider there.
+    """
+    if not _production_cluster(resource_type, props, context):
+        return []
+    provider = props.get("datapathProvider")
+    if _is_true(props.get("enableAutopilot")) or provider == DATAPLANE_V2:
+        return []
+    setting = _show(provider) if provider else "unset (the provider's default, LEGACY_DATAPATH)"
+    return [
+        f"{_cluster_is_production(props)} but sets datapathProvider: {setting}, so it does not "
+        "enforce NetworkPolicies: any pod in the cluster reaches a model server's own port "
+        f"without the API key. Remove cluster.dataplaneV2: false (datapathProvider: "
+        f"{DATAPLANE_V2}); on a cluster created without it this replaces the cluster."
     ]
 
 

@@ -57,7 +57,8 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if not is_vllm_image(w.image):
         yield Problem(
             path,
-            f"LoRA adapters are served by vLLM; {w.image} is not a vLLM image. Remove adapters, "
+            f"LoRA adapters are served by vLLM; the image "
+            f"{ctx.show(f'workloads[{i}].image', w.image)} is not a vLLM image. Remove adapters, "
             "or pass the server's own flags in args.",
         )
         return
@@ -74,7 +75,8 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
         if adapter.name in seen:
             yield Problem(
                 f"{path}[{n}].name",
-                f"{adapter.name!r} is already adapters[{seen[adapter.name]}]'s name: each adapter "
+                f"{ctx.show(f'{path}[{n}].name', adapter.name)} is already "
+                f"adapters[{seen[adapter.name]}]'s name: each adapter "
                 "is asked for by its own name. Rename one.",
             )
         seen.setdefault(adapter.name, n)
@@ -82,7 +84,8 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             if not HUB_REPO.fullmatch(adapter.path):
                 yield Problem(
                     f"{path}[{n}].path",
-                    f"{adapter.path!r} is neither a Hugging Face repo id ('org/name') nor an "
+                    f"{ctx.show(f'{path}[{n}].path', adapter.path)} is neither a Hugging Face "
+                    "repo id ('org/name') nor an "
                     "absolute folder in the pod (e.g. /models/adapters/sql).",
                 )
             continue

@@ -253,7 +253,8 @@ def existing_cluster_problems(
             where = "is stored in plain text" if value in raw else "is not set"
             yield Problem(
                 "cluster.kubeconfig",
-                f"config key {value!r} {where}; it must be a secret (a "
+                f"config key {ctx.show('cluster.kubeconfig', value)} {where}; it must be a "
+                "secret (a "
                 "kubeconfig grants access to the cluster, and a plain value would sit in the "
                 f"stack file and the state). Run `{KUBECONFIG_FIX}`.",
             )

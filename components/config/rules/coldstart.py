@@ -221,15 +221,17 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
                 "remove autoscale.",
             )
         if scale is not None:
-            yield from _autoscale_problems(path, w, scale)
+            yield from _autoscale_problems(path, w, scale, ctx)
         return
     if cache is not None:
-        yield from _model_cache_problems(path, w, cache)
+        yield from _model_cache_problems(path, w, cache, ctx)
     if scale is not None:
-        yield from _autoscale_problems(path, w, scale)
+        yield from _autoscale_problems(path, w, scale, ctx)
 
 
-def _model_cache_problems(path: str, w: WorkloadSpec, cache: ModelCacheSpec) -> Iterator[Problem]:
+def _model_cache_problems(
+    path: str, w: WorkloadSpec, cache: ModelCacheSpec, ctx: Context
+) -> Iterator[Problem]:
     if (
         not _fullmatch(BUCKET, cache.bucket)
         or cache.bucket.startswith("goog")
@@ -237,23 +239,25 @@ def _model_cache_problems(path: str, w: WorkloadSpec, cache: ModelCacheSpec) -> 
     ):
         yield Problem(
             f"{path}.modelCache.bucket",
-            f"{cache.bucket!r} is not a Cloud Storage bucket name: "
-            "use 3-63 lowercase letters, digits, '-', '_' and '.', starting and ending "
-            "with a letter or digit (the bucket name alone, without gs://).",
+            f"{ctx.show(f'{path}.modelCache.bucket', cache.bucket)} is not a Cloud Storage "
+            "bucket name: use 3-63 lowercase letters, digits, '-', '_' and '.', starting and "
+            "ending with a letter or digit (the bucket name alone, without gs://).",
         )
     if cache.path is not None and (
         not _fullmatch(BUCKET_PATH, cache.path) or ".." in cache.path.split("/")
     ):
         yield Problem(
             f"{path}.modelCache.path",
-            f"{cache.path!r} is not a folder in the bucket: use a relative path such as "
-            "'Qwen/Qwen2.5-0.5B-Instruct' (no leading '/', no '..', no commas).",
+            f"{ctx.show(f'{path}.modelCache.path', cache.path)} is not a folder in the bucket: "
+            "use a relative path such as 'Qwen/Qwen2.5-0.5B-Instruct' (no leading '/', no '..', "
+            "no commas).",
         )
     if allocatable.parse_memory(cache.file_cache_size) < 2**30:
         yield Problem(
             f"{path}.modelCache.fileCacheSize",
-            f"{cache.file_cache_size!r} is too small for model weights: give the file cache at "
-            "least 1Gi, more than the model's size (e.g. '30Gi').",
+            f"{ctx.show(f'{path}.modelCache.fileCacheSize', cache.file_cache_size)} is too small "
+            "for model weights: give the file cache at least 1Gi, more than the model's size "
+            "(e.g. '30Gi').",
         )
     taken = {"/dev/shm": "the shared-memory volume"}
     if w.cache is not None:
@@ -268,7 +272,9 @@ def _model_cache_problems(path: str, w: WorkloadSpec, cache: ModelCacheSpec) -> 
         )
 
 
-def _autoscale_problems(path: str, w: WorkloadSpec, scale: AutoscaleSpec) -> Iterator[Problem]:
+def _autoscale_problems(
+    path: str, w: WorkloadSpec, scale: AutoscaleSpec, ctx: Context
+) -> Iterator[Problem]:
     if w.kind == "Job":
         yield Problem(
             f"{path}.autoscale",
@@ -307,14 +313,14 @@ def _autoscale_problems(path: str, w: WorkloadSpec, scale: AutoscaleSpec) -> Ite
     if scale.metric is None and not formats.is_vllm_image(w.image):
         yield Problem(
             f"{path}.autoscale.metric",
-            f"required for {w.image}: name the Prometheus gauge the server exports at /metrics "
-            f"that counts queued requests (vLLM's is {VLLM_QUEUE_METRIC}).",
+            f"required for the image {ctx.show(f'{path}.image', w.image)}: name its Prometheus "
+            f"gauge of queued requests at /metrics (vLLM's is {VLLM_QUEUE_METRIC}).",
         )
     if scale.metric is not None and not _fullmatch(METRIC_NAME, scale.metric):
         yield Problem(
             f"{path}.autoscale.metric",
-            f"{scale.metric!r} is not a Prometheus metric name: use "
-            "letters, digits, '_' and ':' (e.g. vllm:num_requests_waiting).",
+            f"{ctx.show(f'{path}.autoscale.metric', scale.metric)} is not a Prometheus metric "
+            "name: use letters, digits, '_' and ':' (e.g. vllm:num_requests_waiting).",
         )
 
 

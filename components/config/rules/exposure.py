@@ -134,19 +134,20 @@ def _sets_key_itself(w: WorkloadSpec) -> str | None:
 def api_key(w: WorkloadSpec) -> bool:
     """Whether the stack generates an API key for the workload.
 
-    Explicit `apiKey` wins. Unset, it is on for an exposed vLLM server that does not set a key of
-    its own: the default workload (and any vLLM server a stack exposes) never serves an open API.
-    Other images get one only when they ask: the key reaches them as env VLLM_API_KEY, which they
-    can read, or pass on as `$(VLLM_API_KEY)` in args (Kubernetes expands it from the env).
+    Explicit `apiKey` wins. Unset, it is on for every exposed workload that sets no key of its
+    own, whatever its image: the gate checks the key, not the server, so a mirrored vLLM image,
+    `vllm serve` in a custom image or any other HTTP server is as protected as the default one.
+    Every expose type counts: a LoadBalancer or Internal endpoint is reached from its source
+    ranges or the VPC, a NodePort from anything that reaches a node (no source ranges at all),
+    and a ClusterIP from the namespace's pods only where NetworkPolicy is enforced (not on an
+    existing cluster whose network plugin ignores it, nor in Standard with dataplaneV2: false).
+    The key also reaches the server as env VLLM_API_KEY: vLLM checks it again, another server
+    may read it (or take `$(VLLM_API_KEY)` in args) or ignore it, and the gate requires it either
+    way.
     """
     if w.api_key is not None:
         return w.api_key
-    return (
-        w.expose is not None
-        and w.kind != "Job"
-        and formats.is_vllm_image(w.image)
-        and _sets_key_itself(w) is None
-    )
+    return w.expose is not None and w.kind != "Job" and _sets_key_itself(w) is None
 
 
 def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
@@ -230,13 +231,14 @@ def reserves_address(w: WorkloadSpec, mode: Mode | None) -> bool:
     return e.static_ip if e.static_ip is not None else e.tls
 
 
-def _path_problem(path: str, value: str) -> Problem | None:
+def _path_problem(path: str, value: str, ctx: Context) -> Problem | None:
+    shown = ctx.show(path, value)
     if not formats.matches(formats.GATE_PATH, value) or (
         value.endswith("*") and not value.endswith("/*")
     ):
         return Problem(
             path,
-            f"{value!r} is not a path the gate can match. Use an exact path such as "
+            f"{shown} is not a path the gate can match. Use an exact path such as "
             "'/v1/chat/completions', or a prefix ending in '/*' such as '/v1/*' (letters, digits "
             "and '-._~/' only).",
         )
@@ -244,17 +246,17 @@ def _path_problem(path: str, value: str) -> Problem | None:
     if any(s in (".", "..") for s in segments) or "//" in value or value.rstrip("*/").endswith("."):
         return Problem(
             path,
-            f"{value!r} holds '.', '..', '//' or a trailing dot, which servers may read "
+            f"{shown} holds '.', '..', '//' or a trailing dot, which servers may read "
             "as another path. Write the path as the server serves it.",
         )
     if value in ("/", "/*"):
         return Problem(
             path,
             (
-                "'/*' would forward every path"
+                f"{shown} would forward every path"
                 if value == "/*"
-                else "'/' is an exact path: it forwards the root page alone, no path under it "
-                "(a prefix ends in '/*'), and '/*' would forward every path"
+                else f"{shown} is an exact path: it forwards the root page alone, no path under "
+                "it (a prefix ends in '/*'), and '/*' would forward every path"
             )
             + ", including a server's admin and unauthenticated routes. List the API paths the "
             "server documents (e.g. '/v1/*').",
@@ -262,7 +264,7 @@ def _path_problem(path: str, value: str) -> Problem | None:
     return None
 
 
-def _host_problem(path: str, value: str) -> Problem | None:
+def _host_problem(path: str, value: str, ctx: Context) -> Problem | None:
     try:
         ipaddress.ip_address(value)
         return None
@@ -274,7 +276,8 @@ def _host_problem(path: str, value: str) -> Problem | None:
         return None
     return Problem(
         path,
-        f"{value!r} is neither an IP address nor a DNS name (lowercase labels of letters, "
+        f"{ctx.show(path, value)} is neither an IP address nor a DNS name (lowercase labels of "
+        "letters, "
         "digits and hyphens, separated by dots). Use e.g. 'gpu.example.com' or '192.0.2.10'.",
     )
 
@@ -288,12 +291,12 @@ def gate_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     yield from [
         p
         for j, value in enumerate(e.paths or [])
-        if (p := _path_problem(f"{path}.paths[{j}]", value)) is not None
+        if (p := _path_problem(f"{path}.paths[{j}]", value, ctx)) is not None
     ]
     yield from [
         p
         for j, value in enumerate(e.hosts)
-        if (p := _host_problem(f"{path}.hosts[{j}]", value)) is not None
+        if (p := _host_problem(f"{path}.hosts[{j}]", value, ctx)) is not None
     ]
     if e.hosts and not e.tls:
         yield Problem(

@@ -76,7 +76,7 @@ def plan(
         gpu_type = (alt.gpu.type if alt.gpu is not None else None) or w.gpu.type
         count = alt.gpu.count if alt.gpu is not None else w.gpu.count
         res = reservation(alt.reservation)
-        alt_problems = list(_priority_problems(where, j < 0, alt, gpu_type, count, mode, w))
+        alt_problems = list(_priority_problems(where, j < 0, alt, (gpu_type, count), mode, w, ctx))
         key = (gpu_type, count, alt.spot, alt.flex_start, res)
         if key in seen and not alt_problems:
             alt_problems.append(
@@ -143,9 +143,16 @@ def _choice(
 
 
 def _priority_problems(
-    where: str, own: bool, alt: FallbackSpec, gpu_type: str, count: int, mode: Mode, w: WorkloadSpec
+    where: str,
+    own: bool,
+    alt: FallbackSpec,
+    gpus: tuple[str, int],
+    mode: Mode,
+    w: WorkloadSpec,
+    ctx: Context,
 ) -> Iterator[Problem]:
-    unknown = [] if own else gpu_type_problems(f"{where}.gpu.type", gpu_type)
+    gpu_type, count = gpus
+    unknown = [] if own else gpu_type_problems(f"{where}.gpu.type", gpu_type, ctx)
     if unknown:
         yield from unknown
         return
@@ -185,7 +192,8 @@ def _priority_problems(
     ):
         yield Problem(
             f"{where}.gpu.type",
-            f"{w.image} is a CUDA {cuda.version} build and {gpu.name} is too old for it "
+            f"{ctx.show(where.split('.fallback')[0] + '.image', w.image)} is a CUDA "
+            f"{cuda.version} build and {gpu.name} is too old for it "
             f"(compute capability {'.'.join(map(str, gpu.compute_capability))}); the "
             "fallback would crash. Pick a newer GPU.",
         )

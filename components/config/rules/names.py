@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 
 from components.config import formats
+from components.config.context import HIDDEN
+from components.config.model import NAMESPACE
 from components.config.problems import Problem
+from components.facts.labels import GATE_NAME_LABEL
 
 # Namespaces Kubernetes and GKE manage themselves: Kubernetes' own `kube-` namespaces and
 # `default`, and GKE's managed namespaces (cloud.google.com/kubernetes-engine/docs/concepts/
@@ -86,38 +89,112 @@ def region_problems(region: str | None, secret: bool = False) -> list[Problem]:
     return []
 
 
-def taken(path: str, name: str, seen: set[str]) -> list[Problem]:
-    """Records `name`; a problem when an earlier item of the list already has it."""
+def taken(path: str, name: str, seen: set[str], hidden: bool = False) -> list[Problem]:
+    """Records `name`; a problem when an earlier item of the list already has it (`hidden`: the
+    name may be a secret, so it is not shown)."""
     clash = name in seen
     seen.add(name)
-    return [Problem(f"{path}.name", f"{name!r} is used twice. Rename one.")] if clash else []
+    shown = HIDDEN if hidden else repr(name)
+    return [Problem(f"{path}.name", f"{shown} is used twice. Rename one.")] if clash else []
 
 
-def object_name_problems(workloads: list[tuple[int, str, str, bool, bool]]) -> list[Problem]:
-    """Kubernetes objects the workloads create must not share a name within their kind: a
-    workload `llm` of kind StatefulSet creates the Service `llm-headless`, an exposed one the
-    Service `llm-model` and the Deployment `llm-gate` (its gate), one with cache-aware routing
-    the Service `llm-replicas`, which another workload may be called. Items are (index, name,
-    kind, exposed, cache-aware)."""
-    owners: dict[tuple[str, str], str] = {}
-    problems = []
+# The namespace's own objects: components/platform/namespace.py names its NetworkPolicies from
+# here, components/service/monitoring.py its alert rules ConfigMap (existing clusters).
+DENY_INGRESS_POLICY = "default-deny-ingress"
+DENY_EGRESS_POLICY = "default-deny-egress"
+ALLOW_DNS_POLICY = "allow-dns"
+ALERT_RULES_CONFIG_MAP = f"{NAMESPACE}-alerts"
+NAMESPACE_OBJECTS = {
+    ("NetworkPolicy", DENY_INGRESS_POLICY): "the namespace's default-deny ingress policy",
+    ("NetworkPolicy", DENY_EGRESS_POLICY): "the namespace's default-deny egress policy",
+    ("NetworkPolicy", ALLOW_DNS_POLICY): "the namespace's DNS policy",
+    ("ConfigMap", ALERT_RULES_CONFIG_MAP): "the stack's alert rules",
+}
+# Label values other objects select on, which a workload's pods would carry as their
+# app.kubernetes.io/name (components/facts/labels.py selector_labels): the gate's, which KEDA's
+# interceptor admits from the workload namespace (components/platform/keda.py) and the policy pack
+# reads to find the Services in front of a gate.
+RESERVED_LABEL_VALUES = {
+    GATE_NAME_LABEL: "the app.kubernetes.io/name label of every gate's pods: the workload's pods "
+    "would carry it and be admitted where only gates are (KEDA's interceptor, which wakes and "
+    "serves every sleeping model without its key)",
+}
+
+
+def workload_objects(name: str, kind: str, exposed: bool, routed: bool) -> list[tuple[str, str]]:
+    """(kind, name) of every object in the namespace a workload may make (components/service/
+    workload.py, autoscaler.py, scale_to_zero.py, load_balancer.py, gate.py; components/platform/
+    namespace.py its scrape policy); tests/test_labels.py holds this to what is registered."""
+    objects = [
+        (kind, name),
+        ("Secret", f"{name}-env"),
+        ("ServiceAccount", name),
+        ("NetworkPolicy", f"{name}-egress"),
+        ("NetworkPolicy", f"{name}-metrics-scrape"),
+        ("PodDisruptionBudget", name),
+        ("HorizontalPodAutoscaler", name),
+        ("PodMonitoring", name),
+        ("HTTPScaledObject", name),
+    ]
+    if kind == "StatefulSet":
+        objects.append(("Service", f"{name}-headless"))
+    if exposed:
+        objects += [
+            ("Service", name),
+            ("NetworkPolicy", f"{name}-ingress"),
+            ("ConfigMap", f"{name}-gate"),
+            ("Deployment", f"{name}-gate"),
+            ("PodDisruptionBudget", f"{name}-gate"),
+            ("NetworkPolicy", f"{name}-gate-egress"),
+            ("Secret", f"{name}-gate-tls"),
+            ("Service", f"{name}-model"),
+            ("NetworkPolicy", f"{name}-from-gate"),
+        ]
+    if routed:
+        objects.append(("Service", f"{name}-replicas"))
+    return objects
+
+
+def object_name_problems(
+    workloads: list[tuple[int, str, str, bool, bool]], hidden: bool = False
+) -> list[Problem]:
+    """Kubernetes objects the workloads create must not share a name within their kind, with one
+    another or with the namespace's own objects, and a workload's name must not be a label value
+    the program reserves: a workload `llm` of kind StatefulSet creates the Service `llm-headless`,
+    an exposed one the Service `llm-model` and the Deployment `llm-gate` (its gate), one with
+    cache-aware routing the Service `llm-replicas`, which another workload may be called; one
+    called `default-deny` the NetworkPolicy `default-deny-egress`, the namespace's own. Items are
+    (index, name, kind, exposed, cache-aware); `hidden`: names may be secrets, so none is shown
+    (the other workload is named by its index)."""
+    owners: dict[tuple[str, str], tuple[int, str]] = {}
+    problems = [
+        Problem(f"workloads[{i}].name", f"{name!r} is reserved: it is {why}. Rename the workload.")
+        for i, name, *_ in workloads
+        if (why := RESERVED_LABEL_VALUES.get(name)) is not None
+    ]
+    reported: set[tuple[int, str]] = set()
     for i, name, kind, exposed, routed in workloads:
-        objects = [(kind, name)] + ([("Service", name)] if exposed else [])
-        if kind == "StatefulSet":
-            objects.append(("Service", f"{name}-headless"))
-        if exposed:
-            objects += [("Service", f"{name}-model"), ("Deployment", f"{name}-gate")]
-        if routed:
-            objects.append(("Service", f"{name}-replicas"))
-        for obj in objects:
-            other = owners.get(obj)
-            if other is not None and other != name:
-                problems.append(
-                    Problem(
-                        f"workloads[{i}].name",
-                        f"{name!r} makes a {obj[0]} called {obj[1]!r}, which "
-                        f"the workload {other!r} also makes. Rename one of them.",
-                    )
-                )
-            owners.setdefault(obj, name)
+        for obj in workload_objects(name, kind, exposed, routed):
+            j, other = owners.get(obj, (i, name))
+            own = NAMESPACE_OBJECTS.get(obj)
+            clash = own if own is not None else other if other != name else None
+            if clash is not None and (i, clash) not in reported:
+                reported.add((i, clash))
+                problems.append(_clash(i, name, obj, own, (j, other), hidden))
+            owners.setdefault(obj, (i, name))
     return problems
+
+
+def _clash(
+    i: int, name: str, obj: tuple[str, str], own: str | None, other: tuple[int, str], hidden: bool
+) -> Problem:
+    """workloads[i] makes `obj`, which the namespace (`own`) or the workload `other` makes too."""
+    kind, called = obj
+    made = f"a {kind}" if hidden else f"a {kind} called {called!r}"
+    who = f"workloads[{other[0]}]" if hidden else f"the workload {other[1]!r}"
+    what = f"which is {own}" if own is not None else f"which {who} also makes"
+    fix = "the workload" if own is not None else "one of them"
+    return Problem(
+        f"workloads[{i}].name",
+        f"{HIDDEN if hidden else repr(name)} makes {made}, {what}. Rename {fix}.",
+    )

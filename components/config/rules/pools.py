@@ -27,14 +27,17 @@ def cidr_problems(
             )
 
 
-def gpu_type_problems(path: str, gpu_type: str | None) -> list[Problem]:
+def gpu_type_problems(path: str, gpu_type: str | None, ctx: Context | None = None) -> list[Problem]:
+    """An unknown or retired GPU type; `ctx` decides whether a wrong one is shown (a value
+    pasted in the wrong place may be a secret). A retired type is the catalog's word."""
     if gpu_type is None:
         return []
     if gpu_type in catalog.RETIRED:
         return [Problem(path, f"{gpu_type!r} is no longer offered: {catalog.RETIRED[gpu_type]}.")]
     if gpu_type not in catalog.GPU_TYPES:
         known = ", ".join(sorted(catalog.GPU_TYPES))
-        return [Problem(path, f"{gpu_type!r} is not a GKE GPU type. Use one of: {known}.")]
+        shown = (ctx or Context()).show(path, gpu_type)
+        return [Problem(path, f"{shown} is not a GKE GPU type. Use one of: {known}.")]
     return []
 
 
@@ -60,7 +63,7 @@ def machine_candidates(spec: NodePoolSpec) -> tuple[catalog.MachineType, ...]:
 def pool_problems(i: int, spec: NodePoolSpec, ctx: Context) -> Iterator[Problem]:
     """A node pool's GPUs, machine, sharing, node counts, driver and zones."""
     path = f"nodePools[{i}]"
-    yield from _gpu_problems(path, spec)
+    yield from _gpu_problems(path, spec, ctx)
     if spec.min_nodes > spec.max_nodes:
         yield Problem(
             f"{path}.minNodes",
@@ -76,8 +79,8 @@ def pool_problems(i: int, spec: NodePoolSpec, ctx: Context) -> Iterator[Problem]
     yield from _zone_problems(path, spec, ctx.location, ctx.region)
 
 
-def _gpu_problems(path: str, spec: NodePoolSpec) -> list[Problem]:
-    problems = gpu_type_problems(f"{path}.gpu.type", spec.gpu.type)
+def _gpu_problems(path: str, spec: NodePoolSpec, ctx: Context) -> list[Problem]:
+    problems = gpu_type_problems(f"{path}.gpu.type", spec.gpu.type, ctx)
     if spec.gpu.type is None:
         problems.append(
             Problem(

@@ -22,8 +22,9 @@ def cluster_problems(
     for i, w in workloads:
         yield from workload_problems(i, w)
     if ctx.existing:
-        return  # the cluster's own settings are not this stack's to set
+        return  # the cluster's own settings are not this stack's to set (advisories below)
     why = "in a production stack (cluster.production)"
+    yield from _dataplane_problems(cluster, why)
     if not cluster.private_nodes:
         yield Problem(
             "cluster.privateNodes",
@@ -66,6 +67,20 @@ def cluster_problems(
         )
 
 
+def _dataplane_problems(cluster: ClusterSpec, why: str) -> Iterator[Problem]:
+    """Standard without Dataplane V2 enforces no NetworkPolicy (Autopilot with dataplaneV2: false
+    is refused for every stack, rules/network.py)."""
+    if cluster.mode == "standard" and not cluster.dataplane_v2:
+        yield Problem(
+            "cluster.dataplaneV2",
+            f"false {why} keeps GKE's legacy datapath, which does not enforce NetworkPolicies: "
+            "any pod in the cluster would reach a model server's own port around its gate, "
+            "without the API key. Remove dataplaneV2: false (on a cluster created without "
+            "Dataplane V2 that replaces the cluster, which deletion protection refuses: create "
+            "the production cluster with it).",
+        )
+
+
 def workload_problems(i: int, w: WorkloadSpec) -> Iterator[Problem]:
     """A production stack's public endpoint (expose.type LoadBalancer): HTTPS, and source ranges
     that are your clients' networks, not the internet."""
@@ -99,3 +114,17 @@ def workload_problems(i: int, w: WorkloadSpec) -> Iterator[Problem]:
         yield from exposure.too_wide_problems(
             f"{path}.sourceRanges", e.source_ranges, "a public endpoint", fix
         )
+
+
+def advisories(cluster: ClusterSpec | None, ctx: Context) -> list[str]:
+    """A production stack on an existing cluster: what the config cannot check there."""
+    if cluster is None or not cluster.production or not ctx.existing:
+        return []
+    return [
+        "cluster.production on an existing cluster: its NetworkPolicies (the gate as the only "
+        "way to each model server, default-deny ingress and egress) hold only if the cluster's "
+        "network plugin enforces NetworkPolicy, which this program cannot see through a "
+        "kubeconfig. Check that it does before serving production traffic: a plugin that only "
+        "routes pods ignores NetworkPolicies, and every pod then reaches the model servers' own "
+        "ports without the key."
+    ]

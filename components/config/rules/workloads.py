@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from components.config import formats
-from components.config.context import Context
+from components.config.context import HIDDEN_KEY, Context
 from components.config.model import NAMESPACE
 from components.config.problems import Problem
 from components.config.rules import vllm
@@ -60,7 +60,7 @@ def basic_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     path = f"workloads[{i}]"
     mode = ctx.mode
     # On an existing cluster gpu.type is rejected outright (existing_workload_problems).
-    yield from [] if ctx.existing else gpu_type_problems(f"{path}.gpu.type", w.gpu.type)
+    yield from [] if ctx.existing else gpu_type_problems(f"{path}.gpu.type", w.gpu.type, ctx)
     yield from _quantity_problems(path, w)
     if formats.is_vllm_image(w.image):
         yield from vllm.problems(
@@ -148,9 +148,13 @@ def probe_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
 
 def env_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     path = f"workloads[{i}]"
-    for key in (*w.env, *w.secret_env):
-        if not formats.matches(formats.ENV_NAME, key):
-            yield Problem(formats.join(path + ".env", key), formats.hint(formats.ENV_NAME))
+    for field, names in (("env", w.env), ("secretEnv", w.secret_env)):
+        for key in names:
+            if not formats.matches(formats.ENV_NAME, key):
+                hidden = ctx.hides_keys(f"{path}.{field}")
+                what = f"{HIDDEN_KEY} " if hidden else ""
+                where = ctx.key_path(f"{path}.{field}", key)
+                yield Problem(where, what + formats.hint(formats.ENV_NAME))
     for key in set(w.env) & set(w.secret_env):
         yield Problem(
             f"{formats.join(path + '.env', key)}", "also set in secretEnv. Keep one of them."
@@ -158,14 +162,15 @@ def env_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     for env_name, key in w.secret_env.items():
         where = formats.join(path + ".secretEnv", env_name)
         if not formats.matches(formats.CONFIG_KEY, key):
-            yield Problem(where, f"{formats.show(key)} {formats.hint(formats.CONFIG_KEY)}")
+            yield Problem(where, f"{ctx.show(where, key)} {formats.hint(formats.CONFIG_KEY)}")
         elif key not in ctx.secret_keys:
+            named = "<key>" if ctx.is_secret(where) else key
             yield Problem(
                 f"{where}",
-                f"config key {key!r} is not set as a secret (a value stored in plain "
-                "text would leak into the stack file and state). Run `pulumi config set "
+                f"config key {ctx.show(where, key)} is not set as a secret (a value stored in "
+                "plain text would leak into the stack file and state). Run `pulumi config set "
                 f"--path --secret '{NAMESPACE}:workloads[{i}].env.{env_name}' <value>` instead "
-                f"(or `pulumi config set --secret {NAMESPACE}:{key} <value>`).",
+                f"(or `pulumi config set --secret {NAMESPACE}:{named} <value>`).",
             )
 
 
@@ -174,7 +179,10 @@ def selector_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
     for key, value in w.node_selector.items():
         where = formats.join(path, key)
         if not formats.matches(formats.LABEL_KEY, key) or len(key) > 317:
-            yield Problem(where, formats.hint(formats.LABEL_KEY))
+            hidden = ctx.hides_keys(path)
+            where = ctx.key_path(path, key)
+            what = f"{HIDDEN_KEY} " if hidden else ""
+            yield Problem(where, what + formats.hint(formats.LABEL_KEY))
         elif key in PROGRAM_SELECTORS and not ctx.existing:
             yield Problem(
                 f"{where}",
@@ -184,7 +192,7 @@ def selector_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
             )
         if not formats.matches(formats.K8S_LABEL_VALUE, value):
             yield Problem(
-                f"{where}", f"{formats.show(value)} {formats.hint(formats.K8S_LABEL_VALUE)}"
+                f"{where}", f"{ctx.show(where, value)} {formats.hint(formats.K8S_LABEL_VALUE)}"
             )
 
 

@@ -186,7 +186,7 @@ class ClusterSpec(Model):
 
     Create-only: turning it on for a cluster created without it **replaces the cluster** (a
     protected one refuses); set `false` to keep such a cluster (NetworkPolicies are then not
-    enforced).
+    enforced: any pod reaches a model server around its gate). Refused in `production`.
     """
     # Marks the stack as production for the policy pack (policy/rules/), whatever its name;
     # the config layer holds it to the production rules (rules/cluster.py production_problems).
@@ -196,8 +196,10 @@ class ClusterSpec(Model):
     The policy pack's rules (public LoadBalancers restricted, deletion protection on) apply
     whatever the stack is called, and so do the config's, before anything is created:
     `privateNodes: true`; `masterAuthorizedNetworks` set, each range /16 or narrower (IPv6 /48);
-    `secretsEncryptionKey` set; `binaryAuthorization` not `false`; every public `LoadBalancer` on
-    HTTPS with `sourceRanges` of /16 or narrower that do not add up to the internet.
+    `secretsEncryptionKey` set; `binaryAuthorization` not `false`; `dataplaneV2` not `false`;
+    every public `LoadBalancer` on HTTPS with `sourceRanges` of /16 or narrower that do not add
+    up to the internet. On an existing cluster the plan warns that NetworkPolicy enforcement
+    depends on its network plugin, which the program cannot see.
     """
     # GKE's DNS-based control-plane endpoint ("off" would be a YAML 1.1 boolean).
     dns_endpoint: DnsEndpoint = "disabled"

@@ -154,7 +154,8 @@ class EgressSpec(Model):
 
 class WorkloadSpec(Model):
     name: K8sName
-    """Kubernetes name, also the Service's."""
+    """Kubernetes name, also the Service's. Not `gke-gpu-gate` (the gates' label), nor one whose
+    objects take another workload's (`<name>-model`, `-gate`, ...) or the namespace's names."""
     kind: Kind = "Deployment"
     """What runs the pods."""
     image: Image
@@ -179,22 +180,24 @@ class WorkloadSpec(Model):
     replicas: Annotated[int, Field(ge=0, le=1000)] = 1
     """Pods (Deployment, StatefulSet)."""
     command: Annotated[list[Text], Field(max_length=256)] = []
-    """Container command.
+    """Container command. An item holding a credential by its shape is refused, as in `args`.
 
     Default: the image's
     """
     args: Annotated[list[Text], Field(max_length=256)] = []
     """Container arguments.
 
-    A literal value after a credential flag (`--api-key sk-...`) is refused: reference an env
-    value instead (`--hf-token=$(HF_TOKEN)`).
+    A literal value after a credential flag (`--api-key sk-...`), or any item holding a
+    credential by its shape (`--hf-tok hf_...`), is refused: reference an env value instead
+    (`--hf-token=$(HF_TOKEN)`).
 
     Default: the image's
     """
     env: Annotated[dict[str, Text], Field(max_length=256)] = {}
     """Environment variables; values set with `--path --secret` go into a Kubernetes Secret.
 
-    A plain value named like a credential is refused (see [Secrets](secrets.md)). An API key of your
+    A plain value named like a credential (`HF_TOKEN`, `DB_PASS`, `BEARER`, `HF_AUTH`) or shaped
+    like one (`hf_...`, `sk-...`, ...) is refused (see [Secrets](secrets.md)). An API key of your
     own (`VLLM_API_KEY`, here or in `secretEnv`) needs at least 32 characters.
     """
     secret_env: Annotated[dict[str, str], Field(max_length=256)] = {}
@@ -324,13 +327,15 @@ class WorkloadSpec(Model):
     (`replicas` or `autoscale.maxReplicas`) that does not sleep
     """
     api_key: bool | None = None  # derived: rules/exposure.py api_key
-    """Generate an API key, pass it to the server as `VLLM_API_KEY` and export it.
+    """Generate an API key that the gate requires on every request, and export it.
 
     The key comes from the workload's Secret; the secret outputs `apiKey` / `apiKeys` hold it.
-    Other servers read the env var or take `$(VLLM_API_KEY)` in `args`. Not for a Job, nor for a
-    workload that sets its own key.
+    The gate checks it whatever the image. The server gets it too, as env `VLLM_API_KEY`: vLLM
+    checks it again, another server may read it, take `$(VLLM_API_KEY)` in `args`, or ignore
+    it. `false` serves without a key: anyone who reaches the endpoint may call it. Not for a
+    Job, nor for a workload that sets its own key.
 
-    Default: on for an exposed vLLM server that sets no key of its own
+    Default: on for every exposed workload that sets no key of its own
     """
 
     @model_validator(mode="before")

@@ -587,7 +587,7 @@ def test_an_autoscaled_workload_lets_the_prometheus_collectors_scrape_its_port(r
         ],
     }
     recording = run(config)
-    (scrape,) = [r for r in recording.of_type(NETWORK_POLICY) if "scrape" in r.name]
+    scrape = recording.named("namespace-scrape-llm")
     (rule,) = scrape.inputs["spec"]["ingress"]
     assert rule["from"] == [
         {

@@ -28,7 +28,11 @@ _HARDENED = (
     "health port, 5 s client and request timeouts, TLS 1.2 AEAD ciphers only, a 429 after 20 "
     "wrong keys a minute from one address, client-sent X-Forwarded-For replaced): "
     "pulumi-kubernetes replaces each gate's ConfigMap, and the gates roll onto the new one. Any "
-    "stack with an exposed workload replaces its gates' ConfigMaps the same way, once."
+    "stack with an exposed workload replaces its gates' ConfigMaps the same way, once. Issue 31 "
+    "changes the same haproxy.cfg again in the same release (HAProxy's Prometheus exporter on a "
+    "port of its own for the error alert, TCP keepalive on client connections, WebSockets let "
+    "through where expose.websockets asks, one hash ring on every gate of a cache-aware model): "
+    "still one replacement of each gate's ConfigMap."
 )
 _GATE_CONFIG = (
     "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:ApiGate$kubernetes:core/v1:ConfigMap::"

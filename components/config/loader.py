@@ -332,6 +332,7 @@ def _stack(
             *coldstart.advisories(built),
             *elsewhere,
             *([] if ctx.existing else drivers.advisories(parsed.workloads)),
+            *exposure.advisories(parsed.workloads),
         ),
         monitoring=build.from_spec(MonitoringConfig, parsed.monitoring or MonitoringSpec()),
     )

@@ -21,15 +21,25 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from components.config import formats
+from components.config import defaults, formats
 from components.service import haproxy_limits as limits
 from components.service.haproxy_syntax import error_body, quoted
 
+# Where the gate's image reads haproxy.cfg (its CMD, components/service/gate_pod.py), and the files
+# mounted beside it from the same ConfigMap.
+CONFIG_DIR = "/usr/local/etc/haproxy"
 # Ports inside the gate pod (unprivileged: the image runs as a non-root user).
 TLS_PORT = 8443
 PLAIN_PORT = 8080  # only with expose.tls: false
 HEALTH_PORT = 8081
 HEALTH_PATH = "/healthz"
+# HAProxy's own Prometheus exporter (issue 31, F2): what every client was answered, counted by the
+# gate itself, on a port no Service exposes and only Managed Prometheus' collectors may reach.
+METRICS_PORT = 8405
+METRICS_PATH = "/metrics"
+# Section names, which the exporter's series carry as their `proxy` label (the alert reads them).
+API_FRONTEND = "api"
+MODEL_BACKEND = "model"
 # What the Deployment puts in the environment (components/service/gate.py) and the test sets itself.
 UPSTREAM_ENV = "GATE_UPSTREAM"
 CERT_ENV = "GATE_CERT"
@@ -55,7 +65,7 @@ class GateSettings:
     tls: bool = True
     api_key: bool = True
     """Require `Authorization: Bearer <key>` (the key from the environment) on every request."""
-    request_timeout_seconds: int = 600
+    request_timeout_seconds: int = defaults.GENERATION_SECONDS
     """Longest silence from the model server (a long generation streams tokens, so this is the
     gap between chunks, not the whole answer), and, for a sleeping model, from KEDA's
     interceptor while it holds a request until a replica is ready."""
@@ -68,6 +78,10 @@ class GateSettings:
     health_path: str | None = None
     """With `replicas`: the path each replica answers 200 on when it can serve (vLLM's /health);
     None: a TCP connection is the check."""
+    websockets: bool = False
+    """Let a WebSocket upgrade through (expose.websockets: a notebook's kernels), after the key and
+    the allowlist, as a tunnel that may stay quiet for limits.TUNNEL_SECONDS; any other upgrade
+    (h2c) is still refused."""
 
     @property
     def port(self) -> int:
@@ -129,6 +143,8 @@ def render(settings: GateSettings) -> str:
         f"    monitor-uri {HEALTH_PATH}",
         "    http-request deny deny_status 404",
         "",
+        *_metrics_frontend(),
+        "",
         *_api_frontend(settings),
         "",
         *_backend(settings),
@@ -159,13 +175,33 @@ def _defaults_section(settings: GateSettings) -> list[str]:
         "    mode http",
         "    log global",
         "    option httplog",
-        *limits.timeout_lines(settings.request_timeout_seconds),
+        *limits.timeout_lines(settings.request_timeout_seconds, tunnel=settings.websockets),
+        *limits.keepalive_lines(),
+    ]
+
+
+def _metrics_frontend() -> list[str]:
+    """The exporter, as its README has it used (haproxy/haproxy@v2.6.0 addons/promex/README: "it
+    must be enabled in the configuration with an "http-request" rule", `http-request use-service
+    prometheus-exporter if { path /metrics }`), on a port of its own: the API port never serves
+    it. Compiled into both the tested and the deployed binary: Debian's 2.6 prints "Built with the
+    Prometheus exporter as a service" in `haproxy -vv`, and the image is built with USE_PROMEX=1
+    (docker-library/repo-info@0ed0a0ed repos/haproxy/remote/2.6.34-alpine.md)."""
+    return [
+        "# Managed Prometheus' collectors: HAProxy's own exporter, on a port no Service exposes.",
+        "frontend metrics",
+        f"    bind :{METRICS_PORT}",
+        f"    maxconn {limits.METRICS_CONNECTIONS}",
+        "    option dontlog-normal",  # a scrape every 15 s is no news; a failed one is logged
+        f"    http-request use-service prometheus-exporter if {{ path {METRICS_PATH} }}",
+        "    http-request deny deny_status 404",
     ]
 
 
 def _api_frontend(settings: GateSettings) -> list[str]:
     """The API: TLS (or plain), its connection share, the per-source limit on wrong keys, one
-    Authorization header, no upgrade, the key, the allowlist, the client's own address."""
+    Authorization header, no upgrade but a WebSocket where allowed, the key, the allowlist, the
+    client's own address."""
     # TLS 1.2+ and the ciphers of limits.global_lines(); ALPN offers HTTP/2 and HTTP/1.1.
     bind = (
         f'bind :{TLS_PORT} ssl crt "${{{CERT_ENV}}}" alpn h2,http/1.1'
@@ -173,21 +209,35 @@ def _api_frontend(settings: GateSettings) -> list[str]:
         else f"bind :{PLAIN_PORT}"
     )
     return [
-        "frontend api",
+        f"frontend {API_FRONTEND}",
         f"    {bind}",
         *limits.api_slots(),
         *(limits.failed_key_limit() if settings.api_key else []),
         # Two Authorization headers: which one the server would read is up to it. Refuse.
         "    http-request deny deny_status 400 if { req.hdr_cnt(authorization) gt 1 }",
-        # An upgraded connection (WebSocket, h2c) is a tunnel the allowlist no longer sees.
-        "    http-request deny deny_status 400 if { req.hdr_cnt(upgrade) gt 0 }",
+        *_upgrade_rules(settings.websockets),
         *(_key_check() if settings.api_key else []),
         f"    acl allowed_path path -m reg {quoted(path_regex(settings.paths))}",
         "    http-request return status 404 content-type application/json "
         f"string {quoted(NOT_ALLOWED)} if !allowed_path",
         *limits.client_address(),
         *(_route_key() if settings.replicas else []),
-        "    default_backend model",
+        f"    default_backend {MODEL_BACKEND}",
+    ]
+
+
+def _upgrade_rules(websockets: bool) -> list[str]:
+    """An upgraded connection is a tunnel the allowlist no longer sees after the upgrade request
+    itself, so none is let through unless the workload serves WebSockets; then only a WebSocket
+    (one Upgrade value, "websocket": RFC 6455 section 4.1), and its upgrade request still passes
+    the key and the allowlist below like any other request. `req.hdr_cnt` counts comma-separated
+    values (manual 2.6, 7.3.6), so "websocket, h2c" is two and refused."""
+    if not websockets:
+        return ["    http-request deny deny_status 400 if { req.hdr_cnt(upgrade) gt 0 }"]
+    return [
+        "    http-request deny deny_status 400 if { req.hdr_cnt(upgrade) gt 1 }",
+        "    http-request deny deny_status 400 if { req.hdr_cnt(upgrade) eq 1 } "
+        "!{ req.hdr(upgrade) -i websocket }",
     ]
 
 
@@ -238,14 +288,14 @@ def _backend(settings: GateSettings) -> list[str]:
             # One A record per ready replica: room for all of them in one answer.
             "    accepted_payload_size 8192",
             "",
-            "backend model",
+            f"backend {MODEL_BACKEND}",
             *_cache_aware_backend(settings),
             "",
         ]
     return [
         *resolvers,
         "",
-        "backend model",
+        f"backend {MODEL_BACKEND}",
         *host,
         f'    server model "${{{UPSTREAM_ENV}}}" resolvers cluster init-addr last,libc,none',
         "",

@@ -597,6 +597,15 @@ def free_port(address: str = "0.0.0.0") -> int:
 HELD_PORT = free_port()
 
 
+def with_files(config: str, files: dict[str, str], folder: Path) -> str:
+    """The config reading the files beside it (the ConfigMap's other keys: the routing script)
+    from `folder`, where they are written, instead of the image's config directory."""
+    for name, text in files.items():
+        if name != haproxy.CONFIG_FILE:
+            (folder / name).write_text(text)
+    return config.replace(f'"{haproxy.CONFIG_DIR}/', f'"{folder}/')
+
+
 def on_ports(config: str, api_port: int, health_port: int, metrics_port: int = 0) -> str:
     """The rendered config with its API, health and metrics ports moved (metrics to a free port
     unless given), so gates run side by side."""

@@ -41,6 +41,7 @@ from tests.test_gate import (
     client_address,
     free_port,
     on_ports,
+    with_files,
 )
 from tools import summary
 from tools.engine import STATIC_EXTERNAL_IP, Recording
@@ -304,7 +305,7 @@ def test_a_health_path_is_written_as_a_quoted_string_that_expands_no_variable(
     settings = haproxy.GateSettings(
         paths=("/v1/models",), tls=False, replicas=1, health_path=hostile
     )
-    config = haproxy.render(settings)
+    config = with_files(haproxy.render(settings), haproxy.files(settings), tmp_path)
     upstream = Upstream()
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     api_port, health_port = free_port(), free_port()

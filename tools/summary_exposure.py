@@ -8,7 +8,7 @@ from components.config import ClusterConfig, Expose, StackConfig, WorkloadConfig
 from components.config.rules.exposure import LOAD_BALANCED
 from components.platform import scraped
 from components.platform.certificate import split_hosts
-from components.service import gate, gate_pod, haproxy
+from components.service import gate, gate_pod, haproxy_routing
 from components.service import haproxy_limits as limits
 
 
@@ -143,7 +143,7 @@ def routing_line(w: WorkloadConfig) -> str:
     if w.routing == "cache-aware":
         return (
             f"cache-aware by the gate (same prompt prefix and model -> same replica, unless it "
-            f"holds over {haproxy.BALANCE_FACTOR_PERCENT}% of the average load; up to "
+            f"holds over {haproxy_routing.BALANCE_FACTOR_PERCENT}% of the average load; up to "
             f"{w.max_replicas} replicas found in DNS)"
         )
     if gate.sleeps(w):

@@ -188,13 +188,14 @@ class ApiGate(pulumi.ComponentResource):
         self.port = args.settings.port
         labels = {**self.selector, MANAGED_BY_LABEL: "pulumi", **args.labels}
         meta = {"namespace": args.namespace, "labels": labels, "name": f"{args.workload}-gate"}
-        config_text = haproxy.render(args.settings)
+        files = haproxy.files(args.settings)
         config = k8s.core.v1.ConfigMap(
             f"{name}-config",
             metadata=manifest(meta),
-            data={"haproxy.cfg": config_text},
+            data=files,
             opts=pulumi.ResourceOptions(parent=self),
         )
+        config_text = "".join(files[file] for file in sorted(files))
         tls_secret = self._tls_secret(name, args, meta)
         model = self._model_service(name, args)
         # The gate reaches the model's pods (or KEDA's interceptor) and DNS, nothing else.

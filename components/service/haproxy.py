@@ -23,11 +23,13 @@ from dataclasses import dataclass
 
 from components.config import defaults, formats
 from components.service import haproxy_limits as limits
+from components.service import haproxy_routing as routing
 from components.service.haproxy_syntax import error_body, quoted
 
 # Where the gate's image reads haproxy.cfg (its CMD, components/service/gate_pod.py), and the files
 # mounted beside it from the same ConfigMap.
 CONFIG_DIR = "/usr/local/etc/haproxy"
+CONFIG_FILE = "haproxy.cfg"
 # Ports inside the gate pod (unprivileged: the image runs as a non-root user).
 TLS_PORT = 8443
 PLAIN_PORT = 8080  # only with expose.tls: false
@@ -44,12 +46,6 @@ MODEL_BACKEND = "model"
 UPSTREAM_ENV = "GATE_UPSTREAM"
 CERT_ENV = "GATE_CERT"
 KEY_ENV = "GATE_API_KEY"
-# Cache-aware routing: the first bytes of the body a route key holds (a system prompt of a few
-# hundred characters, or the start of a conversation), the load above the average at which a
-# replica is passed over (150: half again its share), and how long the gate waits for a body.
-ROUTE_PREFIX_BYTES = 512
-BALANCE_FACTOR_PERCENT = 150
-BODY_WAIT_SECONDS = 10
 # A path pattern of expose.paths (components/config/formats.py GATE_PATH, checked there).
 PATH_PATTERN = formats.GATE_PATH
 # Characters a request path segment may hold to match a prefix pattern's "*".
@@ -125,6 +121,12 @@ NOT_ALLOWED = error_body(
 )
 
 
+def files(settings: GateSettings) -> dict[str, str]:
+    """The gate's ConfigMap data: haproxy.cfg, and for cache-aware routing the script it loads."""
+    script = {routing.SCRIPT: routing.script(MODEL_BACKEND)} if settings.replicas else {}
+    return {CONFIG_FILE: render(settings), **script}
+
+
 def render(settings: GateSettings) -> str:
     """haproxy.cfg for one workload's gate."""
     lines = [
@@ -162,6 +164,8 @@ def _global_section(settings: GateSettings) -> list[str]:
         # maxconn's 500 connections inside the pod's memory (100 streams each measured 300 MB).
         # HAProxy configuration manual 2.6, section 3.2 "tune.h2.max-concurrent-streams".
         *(["    tune.h2.max-concurrent-streams 4"] if settings.replicas else []),
+        # The script that picks a replica (haproxy_routing.py), a file of the same ConfigMap.
+        *(routing.load_script(CONFIG_DIR) if settings.replicas else []),
     ]
     if settings.api_key:
         # The key as the header carries it, read at run time with env(): never in this file.
@@ -221,7 +225,7 @@ def _api_frontend(settings: GateSettings) -> list[str]:
         "    http-request return status 404 content-type application/json "
         f"string {quoted(NOT_ALLOWED)} if !allowed_path",
         *limits.client_address(),
-        *(_route_key() if settings.replicas else []),
+        *(routing.route_key() if settings.replicas else []),
         f"    default_backend {MODEL_BACKEND}",
     ]
 
@@ -253,20 +257,6 @@ def _key_check() -> list[str]:
     ]
 
 
-def _route_key() -> list[str]:
-    """What a cache-aware gate hashes: the model (an adapter is its own model) and the start of
-    the body, which holds the prompt or the first messages, so requests that share a system
-    prompt or a conversation's history meet the replica that cached it. Only a request that
-    passed the key and the allowlist is waited for: nobody else can make the gate buffer."""
-    return [
-        # `at-least`: a body that trickles in is routed on its first bytes, not refused with 408.
-        f"    http-request wait-for-body time {BODY_WAIT_SECONDS}s at-least {ROUTE_PREFIX_BYTES}",
-        "    http-request set-var(txn.model) req.body,json_query('$.model')",
-        f'    http-request set-var-fmt(txn.route) "%[var(txn.model)] '
-        f'%[req.body,bytes(0,{ROUTE_PREFIX_BYTES})]" if {{ req.body_len gt 0 }}',
-    ]
-
-
 def _backend(settings: GateSettings) -> list[str]:
     host = (
         # KEDA's interceptor routes by Host (and holds the request while the model wakes).
@@ -289,7 +279,7 @@ def _backend(settings: GateSettings) -> list[str]:
             "    accepted_payload_size 8192",
             "",
             f"backend {MODEL_BACKEND}",
-            *_cache_aware_backend(settings),
+            *routing.backend(settings.replicas, settings.health_path, UPSTREAM_ENV, NO_REPLICA),
             "",
         ]
     return [
@@ -299,41 +289,4 @@ def _backend(settings: GateSettings) -> list[str]:
         *host,
         f'    server model "${{{UPSTREAM_ENV}}}" resolvers cluster init-addr last,libc,none',
         "",
-    ]
-
-
-def _cache_aware_backend(settings: GateSettings) -> list[str]:
-    """Consistent hashing with bounded loads over the ready replicas.
-
-    `balance hash` places each route key on a ring of the replicas, so a key keeps its replica
-    while replicas come and go; `hash-balance-factor` skips a replica whose requests in flight
-    exceed that percentage of the average ("Consistent Hashing with Bounded Loads", HAProxy
-    configuration manual 2.6, section 4.2 "hash-balance-factor"): a long queue on the replica
-    that holds a prefix sends the request to the next one on the ring. A request without a key
-    (GET /v1/models) falls back to round-robin. `server-template` fills one slot per DNS record
-    of the headless Service and empties it when the pod goes (section 5.3.2 "resolvers").
-    """
-    check = (
-        [
-            "    option httpchk",
-            f"    http-check send meth GET uri {quoted(settings.health_path)}",
-            "    http-check expect status 200",
-        ]
-        if settings.health_path
-        else []
-    )
-    return [
-        "    balance hash var(txn.route)",
-        "    hash-type consistent",
-        f"    hash-balance-factor {BALANCE_FACTOR_PERCENT}",
-        *check,
-        # A replica still in DNS that refuses connections (a pod shutting down in a rollout):
-        # the retry goes to another one, and the failure marks it down at once. Only connection
-        # failures are retried, so no request reaches a model twice (manual 2.6, 4.2 "option
-        # redispatch", 5.2 "observe", "on-error").
-        "    option redispatch 1",
-        "    http-error status 503 content-type application/json string " + quoted(NO_REPLICA),
-        "    default-server check inter 5s fall 2 rise 1 resolvers cluster init-addr none "
-        "observe layer4 error-limit 1 on-error mark-down",
-        f'    server-template replica 1-{settings.replicas} "${{{UPSTREAM_ENV}}}"',
     ]

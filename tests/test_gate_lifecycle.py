@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from components.config import StackConfig, load
 from components.platform import keda_drain
 from components.service import gate_pod, haproxy
 from components.service import haproxy_limits as limits
+from tests.conftest import stack_config
 from tests.test_gate import (
     BODY,
     HAPROXY,
@@ -41,6 +43,7 @@ from tests.test_gate import (
     on_ports,
 )
 from tools.engine import STATIC_EXTERNAL_IP, Recording
+from tools.summary_exposure import exposure_lines
 
 if HAPROXY is None:
     pytestmark = pytest.mark.skip(reason="haproxy not installed (apt-get install haproxy)")
@@ -49,6 +52,12 @@ if HAPROXY is None:
 # tcpEstablishedIdleTimeoutSec: "Defaults to 1200s if not set"; haproxy_limits.py cites it).
 CLOUD_NAT_IDLE_SECONDS = 1200
 HTTP_SCALED_OBJECT = "kubernetes:http.keda.sh/v1alpha1:HTTPScaledObject"
+
+
+def _loaded(stack: str) -> StackConfig:
+    file = stack_config(stack)
+    raw = {k.split(":", 1)[1]: v for k, v in file.items() if k.startswith("gke-gpu:")}
+    return load(raw, project=file["gcp:project"], region=file["gcp:region"], stack=stack)
 
 
 def _seconds(value: str) -> int:
@@ -243,3 +252,25 @@ def test_sigterm_would_cut_the_request_a_gate_holds(
         assert not got.startswith("HTTP 200"), f"SIGTERM closes held connections at once: {got}"
     finally:
         process.wait(timeout=10)
+
+
+# --- the plan's words -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_plan_states_the_keepalive_and_drain_the_gate_is_given(
+    stack: str, dev: Recording, prod: Recording
+) -> None:
+    recording = {"dev": dev, "prod": prod}[stack]
+    config = _named(recording, "gate-llm-config")["data"]["haproxy.cfg"]
+    idle = re.search(r"clitcpka-idle (\d+)s", config)
+    assert idle, config
+    grace = _named(recording, "gate-llm-deployment")["spec"]["template"]["spec"][
+        "terminationGracePeriodSeconds"
+    ]
+    loaded = _loaded(stack)
+    (line,) = [
+        line for line in exposure_lines(loaded, loaded.workloads[0]) if "gate lifecycle:" in line
+    ]
+    for words in (f"after {idle.group(1)} s of silence", f"for up to {grace} s"):
+        assert words in line, f"{stack}: the plan must say what is registered: {words} in {line}"

@@ -213,3 +213,16 @@ def test_an_existing_cluster_registers_no_gate_podmonitoring_it_has_no_crd_for()
         "PodMonitoring is Managed Service for Prometheus' resource, which only GKE has: an "
         "existing cluster would refuse it"
     )
+
+
+def test_the_plan_says_the_gates_are_scraped_where_they_are() -> None:
+    from tools import summary
+
+    plan = render.render("prod")
+    assert plan.config is not None
+    text = summary.summary("prod", plan.config, plan.recording, plan.outputs)
+    scraped = plan.recording.of_type(POD_MONITORING)
+    assert any(r.name == "gate-llm-podmonitoring" for r in scraped)
+    assert f"scrapes the gates of llm (HAProxy's exporter, port {haproxy.METRICS_PORT}" in text, (
+        "a reviewer sees that the gates are scraped, and on which port, before `pulumi up`"
+    )

@@ -161,10 +161,17 @@ def test_a_gate_pod_may_take_its_longest_wait_for_the_upstream_to_stop(
     assert server, config
     pod = _named(recording, "gate-llm-deployment")["spec"]["template"]["spec"]
     grace = pod.get("terminationGracePeriodSeconds", 30)  # Kubernetes' default
-    assert grace > int(server.group(1)), (
+    (container,) = pod["containers"]
+    pre_stop = container.get("lifecycle", {}).get("preStop", {}).get("exec", {})
+    delay = int(pre_stop["command"][1]) if pre_stop.get("command", [""])[0] == "sleep" else 0
+    assert delay > 0, (
+        f"{stack}: the gate keeps accepting a few seconds after it leaves the Service's "
+        "endpoints, so connections still routed to it are not refused"
+    )
+    assert grace > delay + int(server.group(1)), (
         f"{stack}: a gate pod stopping in a rollout or a node drain is killed after {grace} s, "
-        f"while it may wait {server.group(1)} s for an answer (a model waking): it must have "
-        "that long to finish what it holds"
+        f"while it waits {delay} s before stopping and then may wait {server.group(1)} s for an "
+        "answer (a model waking): it must have that long to finish what it holds"
     )
 
 

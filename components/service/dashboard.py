@@ -72,8 +72,6 @@ def cost_text(estimate: Hourly | None) -> str:
 def charts(config: StackConfig) -> list[dict[str, Any]]:
     """The widgets, in reading order: what the GPUs do and cost, then what the servers do."""
     gpus, stack = matchers(config, namespace=False), matchers(config)
-    window = RATE_WINDOW
-    ttft = f"vllm:time_to_first_token_seconds_bucket{{{stack}}}"
     return [
         _chart(
             "GPU utilisation",
@@ -110,6 +108,16 @@ def charts(config: StackConfig) -> list[dict[str, Any]]:
                 ("Pending", f'sum(kube_pod_status_phase{{{stack},phase="Pending"}})'),
             ],
         ),
+        *_server_charts(stack),
+        _text("Alerts", alerts_text(config)),
+    ]
+
+
+def _server_charts(stack: str) -> list[dict[str, Any]]:
+    """What the model servers do, and what their clients get."""
+    window = RATE_WINDOW
+    ttft = f"vllm:time_to_first_token_seconds_bucket{{{stack}}}"
+    return [
         _chart(
             "vLLM queue",
             "requests",
@@ -137,7 +145,6 @@ def charts(config: StackConfig) -> list[dict[str, Any]]:
                 ("vLLM: aborted or failed", error_rate(stack, window)),
             ],
         ),
-        _text("Alerts", alerts_text(config)),
     ]
 
 

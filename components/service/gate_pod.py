@@ -53,17 +53,26 @@ REPLICAS = 2  # a node drain or upgrade keeps one gate serving (ApiGate's PodDis
 # they close"; SIGTERM "immediately quits and all established connections are closed"
 # (doc/management.txt 2.6, section 4). tests/test_gate_lifecycle.py runs both on the real binary.
 STOP_SIGNAL = "SIGUSR1"
+# Before the stop signal, kubelet runs the preStop hook while the pod is already out of the
+# Service's endpoints: the gate keeps accepting for these seconds, so a connection a node or load
+# balancer still sends it is not refused, as KEDA's interceptor does on its own ("Delay the
+# Shutdown e.g. to allow endpoint removal to be propagated to all nodes", kedacore/http-add-on
+# @4ea8a863 interceptor/main.go 271-276). The hook's time counts against the grace period
+# (kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle, "Termination of Pods"). `sleep` is
+# busybox's, in the image's Alpine base.
+PRE_STOP_SECONDS = 5
 # Past the longest wait for the upstream: the answer's own bytes, the body the gate waited for.
 DRAIN_MARGIN_SECONDS = 30
 
 
 def termination_grace_seconds(settings: haproxy.GateSettings) -> int:
-    """How long a stopping gate may keep answering: its longest wait for the upstream (`timeout
-    server`, which covers a wake KEDA's interceptor holds) and a margin. GKE gives an evicted pod
-    up to one hour of it in an automatic node upgrade and ten minutes in a scale-down (GKE,
-    "Extend the run time of Autopilot Pods", cloud.google.com/kubernetes-engine/docs/how-to/
-    extended-duration-pods, "About GKE-initiated Pod eviction"); a rollout gives all of it."""
-    return settings.request_timeout_seconds + DRAIN_MARGIN_SECONDS
+    """How long a stopping gate may keep answering: the preStop delay, its longest wait for the
+    upstream (`timeout server`, which covers a wake KEDA's interceptor holds) and a margin. GKE
+    gives an evicted pod up to one hour of it in an automatic node upgrade and ten minutes in a
+    scale-down (GKE, "Extend the run time of Autopilot Pods", cloud.google.com/kubernetes-engine/
+    docs/how-to/extended-duration-pods, "About GKE-initiated Pod eviction"); a rollout gives all
+    of it."""
+    return PRE_STOP_SECONDS + settings.request_timeout_seconds + DRAIN_MARGIN_SECONDS
 
 
 def container(
@@ -99,6 +108,7 @@ def container(
             "runAsUser": RUN_AS,
             "runAsGroup": RUN_AS,
         },
+        "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(PRE_STOP_SECONDS)]}}},
         "readinessProbe": {**probe, "periodSeconds": 5},
         "livenessProbe": {**probe, "periodSeconds": 10, "failureThreshold": 3},
         "volumeMounts": mounts,

@@ -57,9 +57,9 @@ STOP_SIGNAL = "SIGUSR1"
 # Service's endpoints: the gate keeps accepting for these seconds, so a connection a node or load
 # balancer still sends it is not refused, as KEDA's interceptor does on its own ("Delay the
 # Shutdown e.g. to allow endpoint removal to be propagated to all nodes", kedacore/http-add-on
-# @4ea8a863 interceptor/main.go 271-276). The hook's time counts against the grace period
-# (kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle, "Termination of Pods"). `sleep` is
-# busybox's, in the image's Alpine base.
+# @4ea8a863 interceptor/main.go 271-276). The hook's time counts against the grace period: "The
+# Pod's termination grace period countdown begins before the PreStop hook is executed" (the
+# Kubernetes API's core/v1 Lifecycle.preStop). `sleep` is busybox's, in the image's Alpine base.
 PRE_STOP_SECONDS = 5
 # Past the longest wait for the upstream: the answer's own bytes, the body the gate waited for.
 DRAIN_MARGIN_SECONDS = 30

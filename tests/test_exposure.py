@@ -656,7 +656,7 @@ def test_an_autoscaled_workload_lets_the_prometheus_collectors_scrape_its_port(r
         ],
     }
     recording = run(config)
-    (scrape,) = [r for r in recording.of_type(NETWORK_POLICY) if "scrape" in r.name]
+    scrape = recording.named("namespace-scrape-llm")
     (rule,) = scrape.inputs["spec"]["ingress"]
     assert rule["from"] == [
         {
@@ -825,3 +825,23 @@ def test_the_stacks_certificates_live_short_and_renew_before_they_expire(
         "pulumi-tls writes max_path_length 0 as no constraint (Go's MaxPathLenZero is never set) "
         "and the input replaces the CA: it must not be set as if it constrained anything"
     )
+
+
+def _advisories(workload: dict[str, Any]) -> list[str]:
+    raw = {"workloads": [{"name": "app", "port": 8888, **workload}]}
+    config = load(raw, project=MINIMAL["gcp:project"], region="us-central1", stack="t")
+    return [a for a in config.advisories if "expose.paths" in a]
+
+
+def test_a_server_not_known_as_vllm_behind_the_default_allowlist_gets_a_warning() -> None:
+    jupyter = {"image": "tensorflow/tensorflow:2.17.0-gpu-jupyter", "expose": {"port": 443}}
+    (advisory,) = _advisories(jupyter)
+    assert advisory.startswith("workloads[0].expose.paths: tensorflow/tensorflow"), advisory
+    assert "/v1/*" in advisory and "404" in advisory, (
+        "the plan says what the gate would serve (/v1/* only) and what the rest gets"
+    )
+    assert "workloads[0].expose.paths" in advisory.split(":", 1)[1], "and which key to set"
+    listed = {**jupyter, "expose": {"port": 443, "paths": ["/lab", "/api/*"]}}
+    assert _advisories(listed) == [], "paths chosen: nothing to warn about"
+    vllm = {"image": "vllm/vllm-openai:v0.29.0", "cache": {"size": "30Gi"}, "expose": {"port": 443}}
+    assert _advisories(vllm) == [], "a vLLM server's default allowlist is its own API"

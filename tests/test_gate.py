@@ -597,10 +597,22 @@ def free_port(address: str = "0.0.0.0") -> int:
 HELD_PORT = free_port()
 
 
-def on_ports(config: str, api_port: int, health_port: int) -> str:
-    """The rendered config with its API and health ports moved, so gates run side by side."""
-    return config.replace(f"bind :{haproxy.TLS_PORT} ", f"bind :{api_port} ").replace(
-        f"bind :{haproxy.HEALTH_PORT}\n", f"bind :{health_port}\n"
+def with_files(config: str, files: dict[str, str], folder: Path) -> str:
+    """The config reading the files beside it (the ConfigMap's other keys: the routing script)
+    from `folder`, where they are written, instead of the image's config directory."""
+    for name, text in files.items():
+        if name != haproxy.CONFIG_FILE:
+            (folder / name).write_text(text)
+    return config.replace(f'"{haproxy.CONFIG_DIR}/', f'"{folder}/')
+
+
+def on_ports(config: str, api_port: int, health_port: int, metrics_port: int = 0) -> str:
+    """The rendered config with its API, health and metrics ports moved (metrics to a free port
+    unless given), so gates run side by side."""
+    return (
+        config.replace(f"bind :{haproxy.TLS_PORT} ", f"bind :{api_port} ")
+        .replace(f"bind :{haproxy.HEALTH_PORT}\n", f"bind :{health_port}\n")
+        .replace(f"bind :{haproxy.METRICS_PORT}\n", f"bind :{metrics_port or free_port()}\n")
     )
 
 

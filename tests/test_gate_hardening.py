@@ -22,8 +22,7 @@ from pathlib import Path
 import pytest
 
 from components.config import load
-from components.service import gate as gate_module
-from components.service import haproxy
+from components.service import gate_pod, haproxy
 from components.service import haproxy_limits as limits
 from tests.conftest import stack_config
 from tests.test_gate import (
@@ -42,6 +41,7 @@ from tests.test_gate import (
     client_address,
     free_port,
     on_ports,
+    with_files,
 )
 from tools import summary
 from tools.engine import STATIC_EXTERNAL_IP, Recording
@@ -278,7 +278,7 @@ def test_the_deployed_gate_image_is_the_haproxy_release_line_these_tests_run(
 ) -> None:
     assert HAPROXY is not None
     image = _named(dev, "gate-llm-deployment")["spec"]["template"]["spec"]["containers"][0]["image"]
-    assert image == gate_module.IMAGE
+    assert image == gate_pod.IMAGE
     tag = re.fullmatch(
         r"docker\.io/library/haproxy:(\d+)\.(\d+)\.\d+-alpine@sha256:[0-9a-f]{64}", image
     )
@@ -305,12 +305,12 @@ def test_a_health_path_is_written_as_a_quoted_string_that_expands_no_variable(
     settings = haproxy.GateSettings(
         paths=("/v1/models",), tls=False, replicas=1, health_path=hostile
     )
-    config = haproxy.render(settings)
+    config = with_files(haproxy.render(settings), haproxy.files(settings), tmp_path)
     upstream = Upstream()
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     api_port, health_port = free_port(), free_port()
-    config = config.replace(f"bind :{haproxy.PLAIN_PORT}\n", f"bind :{api_port}\n").replace(
-        f"bind :{haproxy.HEALTH_PORT}\n", f"bind :{health_port}\n"
+    config = on_ports(config, api_port, health_port).replace(
+        f"bind :{haproxy.PLAIN_PORT}\n", f"bind :{api_port}\n"
     )
     config = config.replace("check inter 5s", "check inter 200ms")
     (tmp_path / "haproxy.cfg").write_text(config)

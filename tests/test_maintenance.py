@@ -111,7 +111,7 @@ def test_gpu_pools_upgrade_one_node_at_a_time_without_a_surge_node(run: Run) -> 
 
 
 def test_the_summary_prints_the_window_and_the_exclusions() -> None:
-    from tools.summary import maintenance_lines
+    from tools.summary_cluster import maintenance_lines
 
     raw = {"cluster": {"maintenance": {"window": WEEKENDS, "exclusions": [LAUNCH]}}}
     cluster = load(raw, project="acme-ml", region="us-central1", stack="t").cluster

@@ -250,7 +250,7 @@ def test_monitoring_off_registers_no_dashboard_alert_or_scrape(run: Run) -> None
 
 
 def test_every_vllm_server_is_scraped_and_only_the_collectors_are_admitted(prod: Recording) -> None:
-    (scrape,) = prod.of_type(POD_MONITORING)
+    scrape = prod.named("monitoring-podmonitoring-llm")
     assert scrape.inputs["metadata"]["name"] == "llm", (
         "prod's fixed-size server has no autoscaler: the dashboard's queue and error charts need "
         "a PodMonitoring of their own"

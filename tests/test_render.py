@@ -59,11 +59,17 @@ def test_plan_marks_outputs_only_the_cloud_can_know(dev_plan: tuple[int, Path]) 
 
 
 def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, Path]) -> None:
-    from components.platform import keda
+    from components.config import defaults, from_stack_file
+    from components.config.source import read_stack_file
+    from components.platform import keda, keda_drain
 
     everything = list(yaml.safe_load_all((dev_plan[1] / "manifests.yaml").read_text()))
+    # dev's one sleeping model: the interceptor drains as long as it may hold its requests.
+    (llm,) = from_stack_file(read_stack_file(ROOT / "Pulumi.dev.yaml"), "dev").workloads
+    assert llm.autoscale is not None
+    held = keda_drain.held_seconds(llm.autoscale.wake_timeout_seconds, defaults.GENERATION_SECONDS)
     vendored = [
-        keda.scoped(o, "gke-gpu")
+        keda_drain.drained(keda.scoped(o, "gke-gpu"), held)
         for o in [*keda.objects(keda.CORE), *keda.objects(keda.HTTP_ADD_ON)]
     ]
     applied = [d for d in everything if d in vendored]
@@ -77,6 +83,7 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         ("apps/v1", "Deployment"),
         ("http.keda.sh/v1alpha1", "HTTPScaledObject"),
         ("monitoring.googleapis.com/v1", "PodMonitoring"),
+        ("monitoring.googleapis.com/v1", "PodMonitoring"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
@@ -86,7 +93,7 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
         ("networking.k8s.io/v1", "NetworkPolicy"),
-        *[("networking.k8s.io/v1", "NetworkPolicy")] * 5,
+        *[("networking.k8s.io/v1", "NetworkPolicy")] * 6,
         ("policy/v1", "PodDisruptionBudget"),
         ("policy/v1", "PodDisruptionBudget"),
         ("v1", "ConfigMap"),
@@ -105,7 +112,8 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
         "pods use (API server to webhooks and metrics server, metrics server to operator, "
         "operator to scaler), the interceptors' disruption budget, the public "
         "Service with the NetworkPolicy that admits the gate's TLS port, and the dashboard's "
-        "PodMonitoring of the server with the NetworkPolicy that admits only the collectors"
+        "PodMonitorings of the server and of the gate, each with the NetworkPolicy that admits "
+        "only the collectors"
     )
     service = next(
         d for d in documents if d["kind"] == "Service" and d["spec"]["type"] == "LoadBalancer"

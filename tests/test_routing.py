@@ -26,7 +26,7 @@ from dnslib.server import BaseResolver, DNSServer
 
 from components.config.rules import names, routing
 from components.config.schema import WorkloadSpec
-from components.service import haproxy
+from components.service import haproxy, haproxy_routing
 from tests.conftest import stack_config, vllm_workload_problems
 from tests.test_gate import (
     HAPROXY,
@@ -39,6 +39,7 @@ from tests.test_gate import (
     _send,
     _wait_for_port,
     free_port,
+    with_files,
 )
 from tools.engine import STATIC_EXTERNAL_IP, Recording, run_program
 
@@ -128,8 +129,11 @@ def routed(prod: Recording, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     dns.start_thread()
     dns_port = dns.server.server_address[1]
     folder = tmp_path_factory.mktemp("routed")
+    files = _inputs(prod, "gate-llm-config")["data"]
     (folder / "haproxy.cfg").write_text(
-        config.replace("    parse-resolv-conf\n", f"    nameserver test 127.0.0.1:{dns_port}\n")
+        with_files(config, files, folder).replace(
+            "    parse-resolv-conf\n", f"    nameserver test 127.0.0.1:{dns_port}\n"
+        )
     )
     pki = _issue(prod)
     (folder / "gate.pem").write_bytes(pki.server_pem)
@@ -237,7 +241,8 @@ def test_a_busy_replica_passes_requests_on_instead_of_queueing_them(routed: Rout
     assert statuses == {200}, f"every request is answered: {statuses}"
     assert set(served) == set(ADDRESSES), (
         "eight slow requests with one prefix must not all wait on one replica: past "
-        f"{haproxy.BALANCE_FACTOR_PERCENT}% of the average load the next replica takes them; "
+        f"{haproxy_routing.BALANCE_FACTOR_PERCENT}% of the average load the next replica takes "
+        "them; "
         f"served {served}"
     )
 

@@ -28,7 +28,11 @@ _HARDENED = (
     "health port, 5 s client and request timeouts, TLS 1.2 AEAD ciphers only, a 429 after 20 "
     "wrong keys a minute from one address, client-sent X-Forwarded-For replaced): "
     "pulumi-kubernetes replaces each gate's ConfigMap, and the gates roll onto the new one. Any "
-    "stack with an exposed workload replaces its gates' ConfigMaps the same way, once."
+    "stack with an exposed workload replaces its gates' ConfigMaps the same way, once. Issue 31 "
+    "changes the same haproxy.cfg again in the same release (HAProxy's Prometheus exporter on a "
+    "port of its own for the error alert, TCP keepalive on client connections, WebSockets let "
+    "through where expose.websockets asks, one hash ring on every gate of a cache-aware model): "
+    "still one replacement of each gate's ConfigMap."
 )
 _KEYED = (
     "issue 30: every exposed server gets a generated API key that its gate checks, whatever its "
@@ -44,6 +48,14 @@ _GATE_CONFIG = (
     "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:GpuService$gke-gpu:index:ApiGate$"
     "kubernetes:core/v1:ConfigMap::gate-{gate}-config",
 )
+_GATE_ERRORS = (
+    "issue 31: the error alert reads the 5xx each gate answered (HAProxy's exporter) beside vLLM's "
+    "aborted or failed requests, and is titled 'Requests failing'; an existing cluster's alerts "
+    "live in the rules ConfigMap gke-gpu-alerts, whose data changes, so pulumi-kubernetes "
+    "replaces it (same name, same key). Reload it into your Prometheus, which must now scrape the "
+    "gates' port 8405 too (docs/monitoring.md, Existing clusters)."
+)
+_RULES = "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:StackMonitoring$kubernetes:core/v1:ConfigMap::monitoring-rules"  # noqa: E501
 _SHORTER_CERTIFICATES = (
     "issue 30 L9: a server certificate lives 180 days (a year before) and is renewed by any "
     "`pulumi up` in its last 60; every input of a tls certificate forces a new one, so the upgrade "
@@ -89,6 +101,7 @@ INTENDED_REPLACEMENTS: dict[str, str] = {
         for gate in gates
         for urn in _gate_configs(stack, gate)
     },
+    **{_RULES.format(stack=stack): _GATE_ERRORS for stack in ("kubeadm", "operator")},
     # Replaced for issue 21 already (from an earlier release), now for issue 30 as well.
     **{urn: f"{_SLEEPS} {_HARDENED}" for urn in _gate_configs("dev")},
     **{

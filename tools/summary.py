@@ -5,20 +5,19 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from components.config import ClusterConfig, Expose, NodePoolConfig, StackConfig, WorkloadConfig
-from components.config.formats import is_vllm_image, resources
+from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
+from components.config.formats import resources
 from components.config.rules import coldstart
-from components.config.rules.exposure import LOAD_BALANCED
-from components.platform import scales_on_metric, scraped
-from components.platform.certificate import split_hosts
+from components.platform import scales_on_metric, scraped, watched
 from components.platform.nodepool import gke_pool_name
-from components.service import gate, haproxy
-from components.service import haproxy_limits as limits
+from components.service import haproxy
 from components.service import monitoring as monitor
 from components.service.workload import disks_at_destroy
 from tools import cost as costs
 from tools import iam_plan
 from tools.engine import Recording
+from tools.summary_cluster import cluster_lines
+from tools.summary_exposure import exposure_lines, routing_line
 
 if TYPE_CHECKING:
     from tools.stacks import Deployment
@@ -28,97 +27,6 @@ DRIVERS = {
     "latest": "NVIDIA driver installed by GKE (its latest version)",
     "installer": "NVIDIA driver installed by Google's driver-installer DaemonSet",
 }
-
-
-def cluster_lines(config: StackConfig) -> list[str]:
-    cluster = config.cluster
-    if not isinstance(cluster, ClusterConfig):
-        target = f"context {cluster.context!r}" if cluster.context else "the secret kubeconfig"
-        return [f"  cluster   an existing cluster through {target}; nothing is created in GCP"]
-    kind = "Autopilot" if cluster.mode == "autopilot" else "Standard"
-    where = "zonal" if cluster.location != config.region else "regional"
-    lines = [
-        f"  cluster   {cluster.name}: GKE {kind} in {cluster.location} ({where}), "
-        f"{cluster.release_channel} channel, deletion protection "
-        f"{'on' if cluster.deletion_protection else 'off'}"
-    ]
-    lines += _access_lines(cluster)
-    subnet = f", subnetwork {cluster.subnetwork}" if cluster.subnetwork else ""
-    lines.append(f"            network {cluster.network}{subnet}")
-    if cluster.mode == "standard":
-        lines.append(
-            f"            system pool: {cluster.system_nodes} x {cluster.system_machine_type} "
-            f"per zone, {cluster.system_nodes_total} in all (cluster components; GPU nodes "
-            "stay free for GPU pods)"
-        )
-    if cluster.auto_provisioning_limits:
-        limits = ", ".join(f"{name} {value}" for name, value in cluster.auto_provisioning_limits)
-        lines.append(
-            f"            node auto-provisioning for ComputeClasses, at most: {limits} "
-            "(memory in GB; counts every node in the cluster)"
-        )
-    lines += maintenance_lines(cluster)
-    lines.append(
-        "            GPU metrics: GKE's DCGM package through Managed Service for Prometheus "
-        "(Cloud Monitoring, e.g. prometheus.googleapis.com/DCGM_FI_DEV_GPU_UTIL/gauge)"
-    )
-    return lines
-
-
-def maintenance_lines(cluster: ClusterConfig) -> list[str]:
-    """When GKE may upgrade (and so recreate every GPU node): the window and the exclusions."""
-    maintenance = cluster.maintenance
-    if maintenance is None or maintenance.window is None:
-        return [
-            "            maintenance: no window, GKE may upgrade (recreating GPU nodes) at any time"
-        ]
-    window = maintenance.window
-    start, end = window.start[11:16], window.end[11:16]
-    lines = [
-        f"            maintenance window {start}-{end} UTC, {window.recurrence} (first "
-        f"{window.start[:10]}); GKE schedules its upgrades, which recreate GPU nodes, only "
-        "then (what may still happen outside it: docs/day-2.md)"
-    ]
-    lines += [
-        f"            maintenance exclusion {e.name}: {e.start} to {e.end}, {e.scope}"
-        for e in maintenance.exclusions
-    ]
-    return lines
-
-
-def _access_lines(cluster: ClusterConfig) -> list[str]:
-    """Who reaches the nodes and the control plane; what protects Secrets and admits images."""
-    nodes = (
-        "private nodes (no public IPs), Cloud NAT for image pulls"
-        if cluster.private_nodes
-        else "nodes with public IPs"
-    )
-    networks = ", ".join(cluster.master_authorized_networks)
-    control = (
-        f"control plane IP endpoint only from {networks} (no other Google Cloud addresses)"
-        if networks
-        else "control plane IP endpoint reachable from anywhere (IAM still applies)"
-    )
-    dns = (
-        "DNS endpoint open to IAM-authorized callers anywhere (CI); the kubeconfig uses it"
-        if cluster.dns_endpoint == "external"
-        else f"DNS endpoint closed to users: `pulumi up` must run from {networks}"
-        if networks
-        else "DNS endpoint closed to users"
-    )
-    key = cluster.secrets_encryption_key
-    return [
-        f"            {nodes}; {control}; {dns}",
-        "            Secrets: "
-        + (f"encrypted with KMS key {key}" if key else "Google's default encryption at rest only")
-        + "; Binary Authorization: "
-        + (
-            "the project's policy (audit or enforce, as the project sets it)"
-            if cluster.binary_authorization
-            else "off"
-        )
-        + "; security posture: configuration audit",
-    ]
 
 
 def pool_lines(config: StackConfig, pool: NodePoolConfig) -> list[str]:
@@ -381,123 +289,6 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     ]
 
 
-def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
-    """Who can reach the workload and how: scheme, source ranges, the gate in front of it (its
-    allowed paths and key), the certificate and what reaches the model server around the gate."""
-    # GKE Dataplane V2 enforces NetworkPolicy (Autopilot always; Standard unless
-    # cluster.dataplaneV2 is false); an existing cluster's CNI is not known here.
-    cluster = config.cluster
-    enforced = (
-        "enforced only if the cluster's CNI enforces NetworkPolicy"
-        if not isinstance(cluster, ClusterConfig)
-        else "Dataplane V2 enforces it"
-        if cluster.mode == "autopilot" or cluster.dataplane_v2
-        else "NOT enforced: cluster.dataplaneV2 is false"
-    )
-    e = w.expose
-    if e is None:
-        key = f"API key (stack output apiKeys.{w.name}, secret)" if w.api_key else "no API key"
-        return [f"            not exposed: no Service, default-deny ingress ({enforced}); {key}"]
-    scheme = "HTTPS" if e.tls else "plain HTTP (expose.tls: false: keys and prompts in clear)"
-    ranges = ", ".join(e.source_ranges) or "anywhere"
-    static = ", reserved static address" if e.static_ip else ""
-    where = {
-        "LoadBalancer": f"public (external load balancer) port {e.port}{static}, from {ranges}",
-        "Internal": f"internal (VPC-only load balancer) port {e.port}{static}, from {ranges}",
-        "ClusterIP": f"in-cluster (ClusterIP) port {e.port}, from pods of namespace "
-        f"{config.namespace}",
-        "NodePort": "on every node (NodePort chosen by Kubernetes), from anything reaching the "
-        "nodes",
-    }[e.type]
-    lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
-    metrics = (
-        f", Managed Prometheus' collector pods (gmp-system) to port {w.port}, which serves the "
-        "API as well as /metrics (a NetworkPolicy cannot filter paths)"
-        if w in scraped(config)
-        else ""
-    )
-    front = "KEDA's interceptor (the gate forwards through it)" if gate.sleeps(w) else "the gate"
-    lines.append(
-        f"            reaches the model server directly: nothing (NetworkPolicy admits only "
-        f"{front}{metrics}; {enforced})"
-    )
-    return lines
-
-
-def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
-    """What the gate does before any key is checked (components/service/haproxy_limits.py)."""
-    tls = "TLS 1.2 (ECDHE with AES-GCM or ChaCha20) or 1.3; " if e.tls else ""
-    failures = (
-        f"{limits.FAILED_KEYS} wrong keys from one address in {limits.FAILED_KEY_SECONDS} s: "
-        f"429 for up to {limits.FAILED_KEY_SECONDS} s; "
-        if gate.gate_requires_key(w)
-        else ""
-    )
-    client = (
-        "the client's own address (externalTrafficPolicy: Local)"
-        if e.type in LOAD_BALANCED
-        else "the address the connection came from"
-    )
-    return (
-        f"            gate limits: {tls}{limits.API_CONNECTIONS} of {limits.MAX_CONNECTIONS} "
-        f"connections for the API ({limits.HEALTH_CONNECTIONS} kept for kubelet's probes), one "
-        f"without a complete request closed after {limits.REQUEST_SECONDS} s; {failures}the "
-        f"model sees {client} in X-Forwarded-For, never one a client sent"
-    )
-
-
-def _gate_key(w: WorkloadConfig) -> str:
-    """What the gate asks of a caller, in plain words: the key, or that there is none."""
-    if not gate.gate_requires_key(w):
-        own = "--api-key" in " ".join((*w.command, *w.args))
-        return (
-            "NO KEY: the server's own --api-key (args) is not checked here, so anything the "
-            "server does not guard itself is open to whoever reaches the endpoint"
-            if own
-            else "NO KEY (apiKey: false): anyone who reaches the endpoint may call the allowed "
-            "paths"
-        )
-    where = f"stack output apiKeys.{w.name}" if w.api_key else "the workload's VLLM_API_KEY secret"
-    server = (
-        ""
-        if is_vllm_image(w.image)
-        else "; the server also gets it as env VLLM_API_KEY, which an image other than "
-        "vllm-openai may not read: the gate is what checks it"
-    )
-    return (
-        f"the key on every request (Authorization: Bearer, constant-time; {where}), else "
-        f"401{server}"
-    )
-
-
-def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
-    """The gate in front of an exposed workload: what it requires and forwards, its certificate."""
-    key = _gate_key(w)
-    lines = [
-        f"            gate: HAProxy ({gate.REPLICAS} pods, {gate.CPU} CPU / {gate.MEMORY} each, "
-        "on CPU nodes) terminates TLS and requires " + key
-        if e.tls
-        else f"            gate: HAProxy ({gate.REPLICAS} pods, {gate.CPU} CPU / {gate.MEMORY} "
-        "each, on CPU nodes) requires " + key,
-        f"            allowed paths (anything else 404): {' '.join(e.paths)}",
-        _gate_limits_line(w, e),
-    ]
-    if e.tls:
-        ips, names = split_hosts(e.hosts)
-        address = ["the reserved address"] if e.static_ip else []
-        valid_for = [*address, *ips, *names, f"{w.name}.{config.namespace}.svc.cluster.local"]
-        lines.append(
-            "            certificate: issued by the stack's CA (stack output caCertificate) for "
-            + ", ".join(valid_for)
-        )
-        if e.type != "ClusterIP" and not e.static_ip and not e.hosts:
-            lines.append(
-                "            ! the certificate names no address clients use: set expose.hosts "
-                "to the node or load balancer address, or clients fail to verify it"
-            )
-    return lines
-
-
 def monitoring_lines(config: StackConfig) -> list[str]:
     """The dashboard and each alert with its threshold, and whom the alerts notify
     (components/service/monitoring.py); an existing cluster's rules file."""
@@ -543,6 +334,13 @@ def monitoring_lines(config: StackConfig) -> list[str]:
             f"            scrapes /metrics of {', '.join(served)} (a PodMonitoring each: the "
             "queue, time to first token and errors come from vLLM's own metrics)"
         )
+    gates = [w.name for w in config.exposed]
+    if gates and watched(config):
+        lines.append(
+            f"            scrapes the gates of {', '.join(gates)} (HAProxy's exporter, port "
+            f"{haproxy.METRICS_PORT}, open to the collector pods only): the error alert and "
+            "chart count the 5xx each gate answered"
+        )
     return lines
 
 
@@ -574,16 +372,3 @@ def summary(
     lines += outputs_lines(outputs)
     lines.append(f"  {len(recording.resources)} resources")
     return "\n".join(lines)
-
-
-def routing_line(w: WorkloadConfig) -> str:
-    """Which routing is in place, and why a sleeping model's is round-robin."""
-    if w.routing == "cache-aware":
-        return (
-            f"cache-aware by the gate (same prompt prefix and model -> same replica, unless it "
-            f"holds over {haproxy.BALANCE_FACTOR_PERCENT}% of the average load; up to "
-            f"{w.max_replicas} replicas found in DNS)"
-        )
-    if gate.sleeps(w):
-        return "round-robin by the Service, behind KEDA's interceptor (a sleeping model)"
-    return "round-robin by the Service"

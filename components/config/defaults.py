@@ -15,6 +15,10 @@ DEFAULT_NAMESPACE = "gke-gpu"
 # Room for the default model's weights plus vLLM's compile caches (components/facts/allocatable.py
 # DEFAULT_MODEL_CACHE explains the figure).
 DEFAULT_CACHE_SIZE = allocatable.DEFAULT_MODEL_CACHE
+# The longest a model server may be silent on one request before the gate gives up (its `timeout
+# server`; a long generation streams tokens, so this is the gap between chunks) and, for a model
+# that sleeps, how long KEDA's interceptor waits for the replica's response headers.
+GENERATION_SECONDS = 600
 
 
 def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:

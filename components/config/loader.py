@@ -337,6 +337,7 @@ def _stack(
             *elsewhere,
             *([] if ctx.existing else drivers.advisories(parsed.workloads)),
             *production.advisories(parsed.cluster, ctx),
+            *exposure.advisories(parsed.workloads),
         ),
         monitoring=build.from_spec(MonitoringConfig, parsed.monitoring or MonitoringSpec()),
     )

@@ -321,6 +321,8 @@ class Expose:
     paths: tuple[str, ...] = ()
     """What the gate forwards: exact paths, or prefixes ending in "/*"
     (components/service/haproxy.py)."""
+    websockets: bool = False
+    """The gate lets WebSocket upgrades through (to the allowed paths, with the key)."""
 
 
 @dataclass(frozen=True)

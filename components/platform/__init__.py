@@ -19,6 +19,7 @@ from components.config import (
     Secret,
     StackConfig,
     WorkloadConfig,
+    defaults,
 )
 from components.platform.certificate import CertificateAuthority, CertificateAuthorityArgs
 from components.platform.cluster import (
@@ -34,6 +35,7 @@ from components.platform.driver import (
     installer_pools,
 )
 from components.platform.keda import Keda, KedaArgs
+from components.platform.keda_drain import held_seconds
 from components.platform.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
 from components.platform.namespace import WorkloadNamespace, WorkloadNamespaceArgs
 from components.platform.nodepool import GpuNodePool, GpuNodePoolArgs
@@ -66,17 +68,23 @@ def scales_on_metric(w: WorkloadConfig) -> bool:
     return w.autoscale is not None and not w.autoscale.to_zero
 
 
+def watched(config: StackConfig) -> bool:
+    """GKE with a dashboard or alerts: Managed Service for Prometheus scrapes what they read (the
+    vLLM servers, the gates' own exporters)."""
+    m = config.monitoring
+    return not isinstance(config.cluster, ExistingClusterConfig) and (m.dashboard or m.alerts)
+
+
 def scraped(config: StackConfig) -> tuple[WorkloadConfig, ...]:
     """Workloads whose /metrics Managed Service for Prometheus scrapes, so the namespace admits
     its collectors to their port: an HPA's metric (the Autoscaler's PodMonitoring), and on GKE
     with monitoring on, every vLLM server (StackMonitoring's PodMonitoring: the dashboard's queue,
     time to first token and errors, and the error alert, read its metrics)."""
-    m = config.monitoring
-    watched = not isinstance(config.cluster, ExistingClusterConfig) and (m.dashboard or m.alerts)
+    on = watched(config)
     return tuple(
         w
         for w in config.workloads
-        if w.port and (scales_on_metric(w) or (watched and w.model is not None and w.kind != "Job"))
+        if w.port and (scales_on_metric(w) or (on and w.model is not None and w.kind != "Job"))
     )
 
 
@@ -106,6 +114,11 @@ def build(config: StackConfig) -> Platform:
                 after=[cluster],
                 gate_namespace=config.namespace,
                 adapter_registers_external=with_adapter,
+                held_seconds=max(
+                    held_seconds(w.autoscale.wake_timeout_seconds, defaults.GENERATION_SECONDS)
+                    for w in sleeping
+                    if w.autoscale
+                ),
             ),
             opts=k8s_opts,
         )

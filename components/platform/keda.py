@@ -58,6 +58,7 @@ from components.facts.labels import (
 )
 from components.manifest import manifest
 from components.platform import keda_fence
+from components.platform.keda_drain import drained
 
 VENDOR = Path(__file__).parent / "vendor" / "keda"
 CORE = VENDOR / "keda-2.20.2.yaml"
@@ -241,6 +242,10 @@ class KedaArgs:
     adapter_registers_external: bool = False
     """The Custom Metrics Stackdriver Adapter is installed too and holds the external metrics
     APIService (pointing at KEDA's metrics server): KEDA's own is not registered."""
+    held_seconds: int = 0
+    """The longest a sleeping model's request may take in the interceptor before its answer
+    streams (keda_drain.held_seconds): the interceptor drains that long when it stops; 0 keeps
+    upstream's."""
 
 
 class Keda(pulumi.ComponentResource):
@@ -317,7 +322,8 @@ class Keda(pulumi.ComponentResource):
                 options = pulumi.ResourceOptions(
                     parent=self, depends_on=waits, aliases=self._alias_urns(obj)
                 )
-                resource = register(scoped(obj, self._args.gate_namespace), options)
+                ours = drained(scoped(obj, self._args.gate_namespace), self._args.held_seconds)
+                resource = register(ours, options)
                 registered.append(resource)
                 if obj["kind"] in ("CustomResourceDefinition", "Deployment"):
                     ready.append(resource)

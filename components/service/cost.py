@@ -29,7 +29,7 @@ from components.config import (
 from components.facts import allocatable
 from components.facts.catalog import prices
 from components.platform import keda
-from components.service import gate
+from components.service import gate_pod
 
 ON_DEMAND, SPOT = "on-demand", "Spot"
 
@@ -145,13 +145,14 @@ def stack_cost(config: StackConfig) -> StackCost | None:
             )
     gates = [w for w in config.workloads if w.expose is not None and w.port is not None]
     if cluster.mode == "autopilot" and gates:
-        # Each gate: gate.REPLICAS CPU-only pods, billed by their requests. In Standard they run
+        # Each gate: gate_pod.REPLICAS CPU-only pods, billed by their requests. In Standard they run
         # on the system pool, priced above.
-        per_pod = autopilot_pod_rate(gate.CPU, gate.MEMORY)
-        rate = Rate(per_pod, per_pod, per_pod) * (gate.REPLICAS * len(gates))
+        per_pod = autopilot_pod_rate(gate_pod.CPU, gate_pod.MEMORY)
+        rate = Rate(per_pod, per_pod, per_pod) * (gate_pod.REPLICAS * len(gates))
         cost.lines.append(
             Line(
-                f"API gates ({gate.REPLICAS * len(gates)} pods x {gate.CPU} CPU / {gate.MEMORY}, "
+                f"API gates ({gate_pod.REPLICAS * len(gates)} pods x {gate_pod.CPU} CPU / "
+                f"{gate_pod.MEMORY}, "
                 "Autopilot general-purpose; price not confirmed from Google's page)",
                 rate,
                 rate,

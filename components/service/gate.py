@@ -21,7 +21,6 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import defaults
 from components.config.model import WorkloadConfig
 from components.config.rules.exposure import API_KEY_ENV
 from components.facts.labels import (
@@ -29,38 +28,13 @@ from components.facts.labels import (
     APP_NAME_LABEL,
     GATE_CONFIG_HASH_ANNOTATION,
     GATE_NAME_LABEL,
-    HOSTNAME_LABEL,
     MANAGED_BY_LABEL,
 )
 from components.manifest import manifest
 from components.platform import egress, keda
-from components.service import haproxy, scale_to_zero
-from components.service.pod import container_security_context, secret_env_names
-
-# The official HAProxy image (docker-library/haproxy), on the release line tests/test_gate.py runs
-# (Debian bookworm's 2.6; tests/test_gate_hardening.py compares the two). The digest is the
-# multi-architecture index of haproxy:2.6.34-alpine as docker-library/repo-info recorded it
-# (repos/haproxy/remote/2.6.34-alpine.md at commit 0ed0a0ed, HAProxy 2.6.34 on Alpine 3.24), whose
-# build history shows the user `haproxy` made with uid/gid 99, `USER haproxy`, and
-# `CMD ["haproxy" "-f" "/usr/local/etc/haproxy/haproxy.cfg"]` (as docker-library/haproxy@af88bbc9
-# 2.6/alpine/Dockerfile writes them). USER is a name, so the pod names a uid itself for
-# runAsNonRoot to be checked: the stack's non-root default (10000 or above, no user of the node).
-# HAProxy needs no user of its own: the config sets no `user`/`uid`, binds unprivileged ports and
-# reads only world-readable mounts, and asks for no pidfile or socket, so nothing is written to
-# the root filesystem.
-IMAGE = (
-    "docker.io/library/haproxy:2.6.34-alpine"
-    "@sha256:b647d4156eaebaab7b38c099d77120ae7850a15868b82234306c18d5112a47f8"
-)
-RUN_AS = defaults.RUN_AS_USER
-CONFIG_PATH = "/usr/local/etc/haproxy"  # the image's CMD reads haproxy.cfg here
-CERT_DIR = "/etc/gate/tls"
-CERT_FILE = "gate.pem"
-# Small: HAProxy forwards a few requests a second per model replica with a few MiB. Counted in
-# the fit checks (the system pool in Standard) and in the cost (Autopilot bills pod requests).
-CPU = "100m"
-MEMORY = "128Mi"
-REPLICAS = 2  # a node drain or upgrade keeps one gate serving (PodDisruptionBudget below)
+from components.service import gate_metrics, gate_pod, haproxy, scale_to_zero
+from components.service.gate_pod import CERT_FILE, REPLICAS
+from components.service.pod import secret_env_names
 
 
 def gate_requires_key(w: WorkloadConfig) -> bool:
@@ -75,7 +49,10 @@ def gate_settings(w: WorkloadConfig, namespace: str) -> haproxy.GateSettings:
     as it may hold a request (components/service/scale_to_zero.py)."""
     assert w.expose is not None
     settings = haproxy.GateSettings(
-        paths=w.expose.paths, tls=w.expose.tls, api_key=gate_requires_key(w)
+        paths=w.expose.paths,
+        tls=w.expose.tls,
+        api_key=gate_requires_key(w),
+        websockets=w.expose.websockets,
     )
     if w.routing == "cache-aware":
         probe = w.probe
@@ -149,6 +126,9 @@ class ApiGateArgs:
     via_interceptor: bool = False
     """A sleeping model: the gate forwards to KEDA's interceptor, which holds requests while a
     replica starts (settings.upstream_host names the model to it)."""
+    scraped: bool = False
+    """Managed Service for Prometheus reads the gate's own metrics (GKE with monitoring on): a
+    PodMonitoring of its pods, and their exporter port opened to the collector pods only."""
 
 
 def model_ingress(workload: str, port: int, via_interceptor: bool = False) -> list[dict[str, Any]]:
@@ -166,68 +146,22 @@ def model_ingress(workload: str, port: int, via_interceptor: bool = False) -> li
 
 
 def gate_container(args: ApiGateArgs, namespace: str) -> dict[str, Any]:
-    settings = args.settings
-    env: list[dict[str, Any]] = [{"name": haproxy.UPSTREAM_ENV, "value": upstream(args, namespace)}]
-    mounts = [{"name": "config", "mountPath": CONFIG_PATH, "readOnly": True}]
-    if settings.tls:
-        env.append({"name": haproxy.CERT_ENV, "value": f"{CERT_DIR}/{CERT_FILE}"})
-        mounts.append({"name": "tls", "mountPath": CERT_DIR, "readOnly": True})
-    if settings.api_key:
-        ref = {"secretKeyRef": {"name": args.key_secret, "key": args.key_name}}
-        env.append({"name": haproxy.KEY_ENV, "valueFrom": ref})
-    port = settings.port
-    probe = {"httpGet": {"path": haproxy.HEALTH_PATH, "port": haproxy.HEALTH_PORT}}
-    return {
-        "name": "haproxy",
-        "image": IMAGE,
-        "env": env,
-        "ports": [
-            {"name": "https" if settings.tls else "http", "containerPort": port},
-            {"name": "health", "containerPort": haproxy.HEALTH_PORT},
-        ],
-        "resources": {
-            "requests": {"cpu": CPU, "memory": MEMORY},
-            "limits": {"memory": MEMORY},
-        },
-        "securityContext": {
-            **container_security_context(),
-            "readOnlyRootFilesystem": True,
-            "runAsNonRoot": True,
-            "runAsUser": RUN_AS,
-            "runAsGroup": RUN_AS,
-        },
-        "readinessProbe": {**probe, "periodSeconds": 5},
-        "livenessProbe": {**probe, "periodSeconds": 10, "failureThreshold": 3},
-        "volumeMounts": mounts,
-    }
+    key = (
+        {"secretKeyRef": {"name": args.key_secret, "key": args.key_name}}
+        if args.settings.api_key
+        else None
+    )
+    return gate_pod.container(args.settings, upstream(args, namespace), key)
 
 
 def gate_pod_spec(args: ApiGateArgs, namespace: str, tls_secret: str | None) -> dict[str, Any]:
-    volumes: list[dict[str, Any]] = [
-        {"name": "config", "configMap": {"name": f"{args.workload}-gate"}}
-    ]
-    if tls_secret is not None:
-        volumes.append({"name": "tls", "secret": {"secretName": tls_secret}})
-    return {
-        "automountServiceAccountToken": False,
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": RUN_AS,
-            "runAsGroup": RUN_AS,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
-        "containers": [gate_container(args, namespace)],
-        "volumes": volumes,
-        # Spread the gates over nodes, so one node going away leaves one serving.
-        "topologySpreadConstraints": [
-            {
-                "maxSkew": 1,
-                "topologyKey": HOSTNAME_LABEL,
-                "whenUnsatisfiable": "ScheduleAnyway",
-                "labelSelector": {"matchLabels": gate_selector(args.workload)},
-            }
-        ],
-    }
+    return gate_pod.pod_spec(
+        args.settings,
+        gate_container(args, namespace),
+        config_map=f"{args.workload}-gate",
+        selector=gate_selector(args.workload),
+        tls_secret=tls_secret,
+    )
 
 
 def _model_ports(args: ApiGateArgs) -> dict[str, Any]:
@@ -254,13 +188,14 @@ class ApiGate(pulumi.ComponentResource):
         self.port = args.settings.port
         labels = {**self.selector, MANAGED_BY_LABEL: "pulumi", **args.labels}
         meta = {"namespace": args.namespace, "labels": labels, "name": f"{args.workload}-gate"}
-        config_text = haproxy.render(args.settings)
+        files = haproxy.files(args.settings)
         config = k8s.core.v1.ConfigMap(
             f"{name}-config",
             metadata=manifest(meta),
-            data={"haproxy.cfg": config_text},
+            data=files,
             opts=pulumi.ResourceOptions(parent=self),
         )
+        config_text = "".join(files[file] for file in sorted(files))
         tls_secret = self._tls_secret(name, args, meta)
         model = self._model_service(name, args)
         # The gate reaches the model's pods (or KEDA's interceptor) and DNS, nothing else.
@@ -282,7 +217,26 @@ class ApiGate(pulumi.ComponentResource):
             spec=manifest({"maxUnavailable": 1, "selector": {"matchLabels": self.selector}}),
             opts=pulumi.ResourceOptions(parent=self),
         )
+        if args.scraped:
+            self._scrape(name, meta)
         self.register_outputs({"selector": self.selector, "port": self.port})
+
+    def _scrape(self, name: str, meta: dict[str, Any]) -> None:
+        """Managed Prometheus reads the gate's answers from its exporter (gate_metrics.py)."""
+        k8s.apiextensions.CustomResource(
+            f"{name}-podmonitoring",
+            api_version="monitoring.googleapis.com/v1",
+            kind="PodMonitoring",
+            metadata=manifest(meta),
+            spec=manifest(gate_metrics.pod_monitoring_spec(self.selector)),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-metrics-scrape",
+            metadata=manifest({**meta, "name": f"{meta['name']}-metrics-scrape"}),
+            spec=manifest(gate_metrics.ingress_spec(self.selector)),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
 
     def _tls_secret(
         self, name: str, args: ApiGateArgs, meta: dict[str, Any]

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.config import NAMESPACE, ExistingClusterConfig, WorkloadConfig
+from components.config import NAMESPACE, ExistingClusterConfig, WorkloadConfig, defaults
 from components.config.rules.exposure import API_KEY_ENV
 from components.facts.labels import PRODUCTION_LABEL
-from components.platform import Platform
+from components.platform import Platform, watched
 from components.platform.certificate import (
     ServerCertificate,
     ServerCertificateArgs,
@@ -34,7 +34,6 @@ from components.service.gate import (
     model_service_name,
     sleeps,
 )
-from components.service.haproxy import GateSettings
 from components.service.load_balancer import (
     LoadBalancerService,
     LoadBalancerServiceArgs,
@@ -127,7 +126,7 @@ class GpuService(pulumi.ComponentResource):
                 namespace=platform.config.namespace,
                 workload=w,
                 service=model_service_name(w.name),
-                generation_seconds=GateSettings(paths=()).request_timeout_seconds,
+                generation_seconds=defaults.GENERATION_SECONDS,
                 after=[*platform.keda.ready, *capacity],
             ),
             opts=self._k8s,
@@ -214,6 +213,7 @@ class GpuService(pulumi.ComponentResource):
                 cert_pem=certificate.cert_pem if certificate else None,
                 labels=labels,
                 via_interceptor=sleeps(w),
+                scraped=watched(platform.config),
             ),
             opts=self._k8s,
         )

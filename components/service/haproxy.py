@@ -21,25 +21,31 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from components.config import formats
+from components.config import defaults, formats
 from components.service import haproxy_limits as limits
+from components.service import haproxy_routing as routing
 from components.service.haproxy_syntax import error_body, quoted
 
+# Where the gate's image reads haproxy.cfg (its CMD, components/service/gate_pod.py), and the files
+# mounted beside it from the same ConfigMap.
+CONFIG_DIR = "/usr/local/etc/haproxy"
+CONFIG_FILE = "haproxy.cfg"
 # Ports inside the gate pod (unprivileged: the image runs as a non-root user).
 TLS_PORT = 8443
 PLAIN_PORT = 8080  # only with expose.tls: false
 HEALTH_PORT = 8081
 HEALTH_PATH = "/healthz"
+# HAProxy's own Prometheus exporter (issue 31, F2): what every client was answered, counted by the
+# gate itself, on a port no Service exposes and only Managed Prometheus' collectors may reach.
+METRICS_PORT = 8405
+METRICS_PATH = "/metrics"
+# Section names, which the exporter's series carry as their `proxy` label (the alert reads them).
+API_FRONTEND = "api"
+MODEL_BACKEND = "model"
 # What the Deployment puts in the environment (components/service/gate.py) and the test sets itself.
 UPSTREAM_ENV = "GATE_UPSTREAM"
 CERT_ENV = "GATE_CERT"
 KEY_ENV = "GATE_API_KEY"
-# Cache-aware routing: the first bytes of the body a route key holds (a system prompt of a few
-# hundred characters, or the start of a conversation), the load above the average at which a
-# replica is passed over (150: half again its share), and how long the gate waits for a body.
-ROUTE_PREFIX_BYTES = 512
-BALANCE_FACTOR_PERCENT = 150
-BODY_WAIT_SECONDS = 10
 # A path pattern of expose.paths (components/config/formats.py GATE_PATH, checked there).
 PATH_PATTERN = formats.GATE_PATH
 # Characters a request path segment may hold to match a prefix pattern's "*".
@@ -55,7 +61,7 @@ class GateSettings:
     tls: bool = True
     api_key: bool = True
     """Require `Authorization: Bearer <key>` (the key from the environment) on every request."""
-    request_timeout_seconds: int = 600
+    request_timeout_seconds: int = defaults.GENERATION_SECONDS
     """Longest silence from the model server (a long generation streams tokens, so this is the
     gap between chunks, not the whole answer), and, for a sleeping model, from KEDA's
     interceptor while it holds a request until a replica is ready."""
@@ -68,6 +74,10 @@ class GateSettings:
     health_path: str | None = None
     """With `replicas`: the path each replica answers 200 on when it can serve (vLLM's /health);
     None: a TCP connection is the check."""
+    websockets: bool = False
+    """Let a WebSocket upgrade through (expose.websockets: a notebook's kernels), after the key and
+    the allowlist, as a tunnel that may stay quiet for limits.TUNNEL_SECONDS; any other upgrade
+    (h2c) is still refused."""
 
     @property
     def port(self) -> int:
@@ -111,6 +121,12 @@ NOT_ALLOWED = error_body(
 )
 
 
+def files(settings: GateSettings) -> dict[str, str]:
+    """The gate's ConfigMap data: haproxy.cfg, and for cache-aware routing the script it loads."""
+    script = {routing.SCRIPT: routing.script(MODEL_BACKEND)} if settings.replicas else {}
+    return {CONFIG_FILE: render(settings), **script}
+
+
 def render(settings: GateSettings) -> str:
     """haproxy.cfg for one workload's gate."""
     lines = [
@@ -129,6 +145,8 @@ def render(settings: GateSettings) -> str:
         f"    monitor-uri {HEALTH_PATH}",
         "    http-request deny deny_status 404",
         "",
+        *_metrics_frontend(),
+        "",
         *_api_frontend(settings),
         "",
         *_backend(settings),
@@ -146,6 +164,8 @@ def _global_section(settings: GateSettings) -> list[str]:
         # maxconn's 500 connections inside the pod's memory (100 streams each measured 300 MB).
         # HAProxy configuration manual 2.6, section 3.2 "tune.h2.max-concurrent-streams".
         *(["    tune.h2.max-concurrent-streams 4"] if settings.replicas else []),
+        # The script that picks a replica (haproxy_routing.py), a file of the same ConfigMap.
+        *(routing.load_script(CONFIG_DIR) if settings.replicas else []),
     ]
     if settings.api_key:
         # The key as the header carries it, read at run time with env(): never in this file.
@@ -159,13 +179,33 @@ def _defaults_section(settings: GateSettings) -> list[str]:
         "    mode http",
         "    log global",
         "    option httplog",
-        *limits.timeout_lines(settings.request_timeout_seconds),
+        *limits.timeout_lines(settings.request_timeout_seconds, tunnel=settings.websockets),
+        *limits.keepalive_lines(),
+    ]
+
+
+def _metrics_frontend() -> list[str]:
+    """The exporter, as its README has it used (haproxy/haproxy@v2.6.0 addons/promex/README: "it
+    must be enabled in the configuration with an "http-request" rule", `http-request use-service
+    prometheus-exporter if { path /metrics }`), on a port of its own: the API port never serves
+    it. Compiled into both the tested and the deployed binary: Debian's 2.6 prints "Built with the
+    Prometheus exporter as a service" in `haproxy -vv`, and the image is built with USE_PROMEX=1
+    (docker-library/repo-info@0ed0a0ed repos/haproxy/remote/2.6.34-alpine.md)."""
+    return [
+        "# Managed Prometheus' collectors: HAProxy's own exporter, on a port no Service exposes.",
+        "frontend metrics",
+        f"    bind :{METRICS_PORT}",
+        f"    maxconn {limits.METRICS_CONNECTIONS}",
+        "    option dontlog-normal",  # a scrape every 15 s is no news; a failed one is logged
+        f"    http-request use-service prometheus-exporter if {{ path {METRICS_PATH} }}",
+        "    http-request deny deny_status 404",
     ]
 
 
 def _api_frontend(settings: GateSettings) -> list[str]:
     """The API: TLS (or plain), its connection share, the per-source limit on wrong keys, one
-    Authorization header, no upgrade, the key, the allowlist, the client's own address."""
+    Authorization header, no upgrade but a WebSocket where allowed, the key, the allowlist, the
+    client's own address."""
     # TLS 1.2+ and the ciphers of limits.global_lines(); ALPN offers HTTP/2 and HTTP/1.1.
     bind = (
         f'bind :{TLS_PORT} ssl crt "${{{CERT_ENV}}}" alpn h2,http/1.1'
@@ -173,21 +213,35 @@ def _api_frontend(settings: GateSettings) -> list[str]:
         else f"bind :{PLAIN_PORT}"
     )
     return [
-        "frontend api",
+        f"frontend {API_FRONTEND}",
         f"    {bind}",
         *limits.api_slots(),
         *(limits.failed_key_limit() if settings.api_key else []),
         # Two Authorization headers: which one the server would read is up to it. Refuse.
         "    http-request deny deny_status 400 if { req.hdr_cnt(authorization) gt 1 }",
-        # An upgraded connection (WebSocket, h2c) is a tunnel the allowlist no longer sees.
-        "    http-request deny deny_status 400 if { req.hdr_cnt(upgrade) gt 0 }",
+        *_upgrade_rules(settings.websockets),
         *(_key_check() if settings.api_key else []),
         f"    acl allowed_path path -m reg {quoted(path_regex(settings.paths))}",
         "    http-request return status 404 content-type application/json "
         f"string {quoted(NOT_ALLOWED)} if !allowed_path",
         *limits.client_address(),
-        *(_route_key() if settings.replicas else []),
-        "    default_backend model",
+        *(routing.route_key() if settings.replicas else []),
+        f"    default_backend {MODEL_BACKEND}",
+    ]
+
+
+def _upgrade_rules(websockets: bool) -> list[str]:
+    """An upgraded connection is a tunnel the allowlist no longer sees after the upgrade request
+    itself, so none is let through unless the workload serves WebSockets; then only a WebSocket
+    (one Upgrade value, "websocket": RFC 6455 section 4.1), and its upgrade request still passes
+    the key and the allowlist below like any other request. `req.hdr_cnt` counts comma-separated
+    values (manual 2.6, 7.3.6), so "websocket, h2c" is two and refused."""
+    if not websockets:
+        return ["    http-request deny deny_status 400 if { req.hdr_cnt(upgrade) gt 0 }"]
+    return [
+        "    http-request deny deny_status 400 if { req.hdr_cnt(upgrade) gt 1 }",
+        "    http-request deny deny_status 400 if { req.hdr_cnt(upgrade) eq 1 } "
+        "!{ req.hdr(upgrade) -i websocket }",
     ]
 
 
@@ -200,20 +254,6 @@ def _key_check() -> list[str]:
         *limits.count_failed_key("!key_ok"),
         "    http-request return status 401 content-type application/json "
         f'string {quoted(UNAUTHORIZED)} hdr WWW-Authenticate "Bearer" if !key_ok',
-    ]
-
-
-def _route_key() -> list[str]:
-    """What a cache-aware gate hashes: the model (an adapter is its own model) and the start of
-    the body, which holds the prompt or the first messages, so requests that share a system
-    prompt or a conversation's history meet the replica that cached it. Only a request that
-    passed the key and the allowlist is waited for: nobody else can make the gate buffer."""
-    return [
-        # `at-least`: a body that trickles in is routed on its first bytes, not refused with 408.
-        f"    http-request wait-for-body time {BODY_WAIT_SECONDS}s at-least {ROUTE_PREFIX_BYTES}",
-        "    http-request set-var(txn.model) req.body,json_query('$.model')",
-        f'    http-request set-var-fmt(txn.route) "%[var(txn.model)] '
-        f'%[req.body,bytes(0,{ROUTE_PREFIX_BYTES})]" if {{ req.body_len gt 0 }}',
     ]
 
 
@@ -238,52 +278,15 @@ def _backend(settings: GateSettings) -> list[str]:
             # One A record per ready replica: room for all of them in one answer.
             "    accepted_payload_size 8192",
             "",
-            "backend model",
-            *_cache_aware_backend(settings),
+            f"backend {MODEL_BACKEND}",
+            *routing.backend(settings.replicas, settings.health_path, UPSTREAM_ENV, NO_REPLICA),
             "",
         ]
     return [
         *resolvers,
         "",
-        "backend model",
+        f"backend {MODEL_BACKEND}",
         *host,
         f'    server model "${{{UPSTREAM_ENV}}}" resolvers cluster init-addr last,libc,none',
         "",
-    ]
-
-
-def _cache_aware_backend(settings: GateSettings) -> list[str]:
-    """Consistent hashing with bounded loads over the ready replicas.
-
-    `balance hash` places each route key on a ring of the replicas, so a key keeps its replica
-    while replicas come and go; `hash-balance-factor` skips a replica whose requests in flight
-    exceed that percentage of the average ("Consistent Hashing with Bounded Loads", HAProxy
-    configuration manual 2.6, section 4.2 "hash-balance-factor"): a long queue on the replica
-    that holds a prefix sends the request to the next one on the ring. A request without a key
-    (GET /v1/models) falls back to round-robin. `server-template` fills one slot per DNS record
-    of the headless Service and empties it when the pod goes (section 5.3.2 "resolvers").
-    """
-    check = (
-        [
-            "    option httpchk",
-            f"    http-check send meth GET uri {quoted(settings.health_path)}",
-            "    http-check expect status 200",
-        ]
-        if settings.health_path
-        else []
-    )
-    return [
-        "    balance hash var(txn.route)",
-        "    hash-type consistent",
-        f"    hash-balance-factor {BALANCE_FACTOR_PERCENT}",
-        *check,
-        # A replica still in DNS that refuses connections (a pod shutting down in a rollout):
-        # the retry goes to another one, and the failure marks it down at once. Only connection
-        # failures are retried, so no request reaches a model twice (manual 2.6, 4.2 "option
-        # redispatch", 5.2 "observe", "on-error").
-        "    option redispatch 1",
-        "    http-error status 503 content-type application/json string " + quoted(NO_REPLICA),
-        "    default-server check inter 5s fall 2 rise 1 resolvers cluster init-addr none "
-        "observe layer4 error-limit 1 on-error mark-down",
-        f'    server-template replica 1-{settings.replicas} "${{{UPSTREAM_ENV}}}"',
     ]

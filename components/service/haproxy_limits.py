@@ -6,7 +6,8 @@ states each number, and tests/test_gate.py holds each against the real HAProxy.
 Sources (HAProxy configuration manual 2.6, the branch tests/test_gate.py runs and the gate's image
 ships): "maxconn" in sections 3.2 (global: the process stops accepting beyond it) and 4.2 (a
 frontend's own limit); "timeout client", "timeout http-request" (4.2); "stick-table",
-"http-request track-sc0", "sc-inc-gpc0", "sc_gpc0_rate" (4.2, 7.3.3); "option forwardfor" (4.2).
+"http-request track-sc0", "sc-inc-gpc0", "sc_gpc0_rate" (4.2, 7.3.3); "option forwardfor" (4.2);
+"option clitcpka", "clitcpka-idle", "clitcpka-intvl", "clitcpka-cnt", "timeout tunnel" (4.2).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from components.service.haproxy_syntax import error_body, quoted
 MAX_CONNECTIONS = 500
 API_CONNECTIONS = 480
 HEALTH_CONNECTIONS = 10  # kubelet's readiness and liveness probes, one at a time each
+METRICS_CONNECTIONS = 5  # Managed Prometheus' collector, one scrape every 15 s (issue 31)
 # --- timeouts -------------------------------------------------------------------------------------
 # A connection that sends no complete request is closed after REQUEST_SECONDS (`timeout
 # http-request`: the whole header, however slowly it trickles in). Until the TLS handshake is done
@@ -35,6 +37,27 @@ HEALTH_CONNECTIONS = 10  # kubelet's readiness and liveness probes, one at a tim
 # client"); `timeout client-fin` is left unset, so half-closed connections get the same 5 s.
 CLIENT_SECONDS = 5
 REQUEST_SECONDS = 5
+# An upgraded connection (a WebSocket, expose.websockets) is a tunnel: "timeout tunnel" supersedes
+# the client and server timeouts once the connection is upgraded (manual 2.6, 4.2 "timeout
+# tunnel": "In HTTP, this timeout is used when a connection is upgraded (e.g. when switching to
+# the WebSocket protocol ...)"). Without it the tunnel would inherit the 5 s of `timeout client`
+# and a notebook's kernel connection would drop after 5 s without a message.
+TUNNEL_SECONDS = 3600
+# --- client TCP keepalive (issue 31, F4) ----------------------------------------------------------
+# A request held while a model wakes sends nothing for minutes either way: a NAT between the client
+# and the load balancer forgets such a flow (Cloud NAT drops an established TCP connection idle for
+# 1200 s unless told otherwise: the Compute Engine API's RouterNat.tcpEstablishedIdleTimeoutSec,
+# "Timeout (in seconds) for TCP established connections. Defaults to 1200s if not set", as
+# Google's generated client documents it: pub.dev/documentation/googleapis/latest/compute_v1/
+# RouterNat/tcpEstablishedIdleTimeoutSec.html; cloud.google.com/nat/docs/tune-nat-configuration
+# changes it; home routers often forget sooner). The gate's kernel sends a keepalive probe after
+# KEEPALIVE_IDLE_SECONDS of silence and every KEEPALIVE_INTERVAL_SECONDS after that, which every
+# NAT on the way sees as traffic in both directions; a client gone silent is dropped after
+# KEEPALIVE_PROBES unanswered probes (SO_KEEPALIVE with TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT:
+# manual 2.6, 4.2 "clitcpka-idle", "clitcpka-intvl", "clitcpka-cnt", which Linux supports).
+KEEPALIVE_IDLE_SECONDS = 60
+KEEPALIVE_INTERVAL_SECONDS = 20
+KEEPALIVE_PROBES = 3
 # --- TLS ------------------------------------------------------------------------------------------
 # Mozilla's "intermediate" configuration (mozilla/ssl-config-generator@8debe30f
 # src/static/guidelines/6.0.json): TLS 1.2 with ECDHE and AEAD ciphers only (no CBC, no SHA-1 MAC,
@@ -78,14 +101,26 @@ def global_lines() -> list[str]:
     ]
 
 
-def timeout_lines(server_seconds: int) -> list[str]:
-    """The defaults' timeouts: short on the client's side, `server_seconds` on the model's."""
+def timeout_lines(server_seconds: int, tunnel: bool = False) -> list[str]:
+    """The defaults' timeouts: short on the client's side, `server_seconds` on the model's, and
+    TUNNEL_SECONDS for an upgraded connection when the gate lets one through."""
     return [
         "    timeout connect 5s",
         f"    timeout client {CLIENT_SECONDS}s",
         f"    timeout http-request {REQUEST_SECONDS}s",
         "    timeout queue 60s",
         f"    timeout server {server_seconds}s",
+        *([f"    timeout tunnel {TUNNEL_SECONDS}s"] if tunnel else []),
+    ]
+
+
+def keepalive_lines() -> list[str]:
+    """TCP keepalive on every client connection, so a held request's silent flow stays open."""
+    return [
+        "    option clitcpka",
+        f"    clitcpka-idle {KEEPALIVE_IDLE_SECONDS}s",
+        f"    clitcpka-intvl {KEEPALIVE_INTERVAL_SECONDS}s",
+        f"    clitcpka-cnt {KEEPALIVE_PROBES}",
     ]
 
 

@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 from components.config.model import WorkloadConfig
 from components.facts.labels import workload_labels
 from components.manifest import manifest
+from components.platform import keda_drain
 
 API_VERSION = "http.keda.sh/v1alpha1"
 KIND = "HTTPScaledObject"
@@ -67,7 +68,10 @@ def gate_timeout_seconds(w: WorkloadConfig, generation_seconds: int) -> int:
     holding it (the wake timeout) and then waiting for the replica's headers, plus a margin."""
     scale = w.autoscale
     assert scale is not None
-    return scale.wake_timeout_seconds + generation_seconds + GATE_MARGIN_SECONDS
+    return (
+        keda_drain.held_seconds(scale.wake_timeout_seconds, generation_seconds)
+        + GATE_MARGIN_SECONDS
+    )
 
 
 @dataclass(frozen=True)

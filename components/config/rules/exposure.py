@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from components.config import formats
 from components.config.context import Context
@@ -220,6 +220,23 @@ def sleep_without_key_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterato
 
 def default_paths(w: WorkloadSpec) -> tuple[str, ...]:
     return VLLM_PATHS if formats.is_vllm_image(w.image) else DEFAULT_PATHS
+
+
+def advisories(workloads: Sequence[tuple[int, WorkloadSpec]]) -> list[str]:
+    """An exposed server the plan does not know as vLLM (its image is no vllm-openai image, the
+    same test default_paths makes), behind the default allowlist: the gate forwards /v1/* only,
+    vLLM's API shape, which a notebook, a UI or another server rarely serves alone."""
+    return [
+        f"workloads[{i}].expose.paths: {w.image} is not a vLLM server image, and expose.paths "
+        f"is not set, so its gate forwards only {' '.join(DEFAULT_PATHS)} (one or more path "
+        "segments under /v1/); every other path, the server's root page and UI included, is "
+        f"answered 404 by the gate. List the paths the server serves in workloads[{i}]."
+        "expose.paths (exact paths, or prefixes ending in '/*'; e.g. a Jupyter server: "
+        "['/lab', '/lab/*', '/api/*', '/static/*', '/files/*', '/login'], with "
+        "expose.websockets: true for its kernels)."
+        for i, w in workloads
+        if w.expose is not None and w.expose.paths is None and default_paths(w) == DEFAULT_PATHS
+    ]
 
 
 def reserves_address(w: WorkloadSpec, mode: Mode | None) -> bool:

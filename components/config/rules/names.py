@@ -123,8 +123,8 @@ RESERVED_LABEL_VALUES = {
 
 def workload_objects(name: str, kind: str, exposed: bool, routed: bool) -> list[tuple[str, str]]:
     """(kind, name) of every object in the namespace a workload may make (components/service/
-    workload.py, autoscaler.py, scale_to_zero.py, load_balancer.py, gate.py; components/platform/
-    namespace.py its scrape policy); tests/test_labels.py holds this to what is registered."""
+    workload.py, autoscaler.py, scale_to_zero.py, load_balancer.py, gate.py, gate_metrics.py;
+    components/platform/namespace.py its scrape policy); tests/test_labels.py holds this to what is registered."""
     objects = [
         (kind, name),
         ("Secret", f"{name}-env"),
@@ -146,6 +146,8 @@ def workload_objects(name: str, kind: str, exposed: bool, routed: bool) -> list[
             ("Deployment", f"{name}-gate"),
             ("PodDisruptionBudget", f"{name}-gate"),
             ("NetworkPolicy", f"{name}-gate-egress"),
+            ("PodMonitoring", f"{name}-gate"),
+            ("NetworkPolicy", f"{name}-gate-metrics-scrape"),
             ("Secret", f"{name}-gate-tls"),
             ("Service", f"{name}-model"),
             ("NetworkPolicy", f"{name}-from-gate"),

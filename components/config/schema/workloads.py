@@ -132,6 +132,12 @@ class ExposeSpec(Model):
     Default: vLLM: its OpenAI-compatible API (see [Exposure and security](security.md)); other
     images: `/v1/*`
     """
+    websockets: bool = False
+    """Let WebSocket connections through the gate (a notebook's kernels, a web UI's live updates).
+
+    The upgrade request needs the key and an allowed path like any other; the connection may then
+    stay quiet for an hour. Off: every upgrade is refused (400).
+    """
 
 
 class EgressSpec(Model):

@@ -1,0 +1,170 @@
+"""The offline plan's words on how a workload is reached: who may connect, the gate in front of it
+(what it requires, forwards and limits, its certificate) and how requests meet replicas. Part of
+the summary (tools/summary.py)."""
+
+from __future__ import annotations
+
+from components.config import ClusterConfig, Expose, StackConfig, WorkloadConfig
+from components.config.formats import is_vllm_image
+from components.config.rules.exposure import LOAD_BALANCED
+from components.platform import scraped
+from components.platform.certificate import split_hosts
+from components.service import gate, gate_pod, haproxy_routing
+from components.service import haproxy_limits as limits
+
+
+def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
+    """Who can reach the workload and how: scheme, source ranges, the gate in front of it (its
+    allowed paths and key), the certificate and what reaches the model server around the gate."""
+    # GKE Dataplane V2 enforces NetworkPolicy (Autopilot always; Standard unless
+    # cluster.dataplaneV2 is false); an existing cluster's CNI is not known here.
+    cluster = config.cluster
+    enforced = (
+        "enforced only if the cluster's CNI enforces NetworkPolicy"
+        if not isinstance(cluster, ClusterConfig)
+        else "Dataplane V2 enforces it"
+        if cluster.mode == "autopilot" or cluster.dataplane_v2
+        else "NOT enforced: cluster.dataplaneV2 is false"
+    )
+    e = w.expose
+    if e is None:
+        key = f"API key (stack output apiKeys.{w.name}, secret)" if w.api_key else "no API key"
+        return [f"            not exposed: no Service, default-deny ingress ({enforced}); {key}"]
+    scheme = "HTTPS" if e.tls else "plain HTTP (expose.tls: false: keys and prompts in clear)"
+    ranges = ", ".join(e.source_ranges) or "anywhere"
+    static = ", reserved static address" if e.static_ip else ""
+    where = {
+        "LoadBalancer": f"public (external load balancer) port {e.port}{static}, from {ranges}",
+        "Internal": f"internal (VPC-only load balancer) port {e.port}{static}, from {ranges}",
+        "ClusterIP": f"in-cluster (ClusterIP) port {e.port}, from pods of namespace "
+        f"{config.namespace}",
+        "NodePort": "on every node (NodePort chosen by Kubernetes), from anything reaching the "
+        "nodes",
+    }[e.type]
+    lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
+    metrics = (
+        f", Managed Prometheus' collector pods (gmp-system) to port {w.port}, which serves the "
+        "API as well as /metrics (a NetworkPolicy cannot filter paths)"
+        if w in scraped(config)
+        else ""
+    )
+    front = "KEDA's interceptor (the gate forwards through it)" if gate.sleeps(w) else "the gate"
+    lines.append(
+        f"            reaches the model server directly: nothing (NetworkPolicy admits only "
+        f"{front}{metrics}; {enforced})"
+    )
+    return lines
+
+
+def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
+    """What the gate does before any key is checked (components/service/haproxy_limits.py)."""
+    tls = "TLS 1.2 (ECDHE with AES-GCM or ChaCha20) or 1.3; " if e.tls else ""
+    failures = (
+        f"{limits.FAILED_KEYS} wrong keys from one address in {limits.FAILED_KEY_SECONDS} s: "
+        f"429 for up to {limits.FAILED_KEY_SECONDS} s; "
+        if gate.gate_requires_key(w)
+        else ""
+    )
+    client = (
+        "the client's own address (externalTrafficPolicy: Local)"
+        if e.type in LOAD_BALANCED
+        else "the address the connection came from"
+    )
+    return (
+        f"            gate limits: {tls}{limits.API_CONNECTIONS} of {limits.MAX_CONNECTIONS} "
+        f"connections for the API ({limits.HEALTH_CONNECTIONS} kept for kubelet's probes), one "
+        f"without a complete request closed after {limits.REQUEST_SECONDS} s; {failures}the "
+        f"model sees {client} in X-Forwarded-For, never one a client sent"
+    )
+
+
+def _websockets_line(w: WorkloadConfig, e: Expose) -> str:
+    """Whether an upgrade passes the gate (haproxy.py _upgrade_rules, limits.TUNNEL_SECONDS)."""
+    if not e.websockets:
+        return (
+            "            WebSockets and other upgrades: refused (400); expose.websockets: true "
+            "lets WebSockets through"
+        )
+    key = "with the key, " if gate.gate_requires_key(w) else ""
+    return (
+        f"            WebSockets: let through to the allowed paths ({key}the upgrade request "
+        f"checked like any other), open while either side sends within "
+        f"{limits.TUNNEL_SECONDS} s; other upgrades refused (400)"
+    )
+
+
+def _drain_line(config: StackConfig, w: WorkloadConfig) -> str:
+    """How a gate pod stops (gate_pod.py) and keeps quiet connections open (haproxy_limits.py)."""
+    grace = gate_pod.termination_grace_seconds(gate.gate_settings(w, config.namespace))
+    return (
+        f"            gate lifecycle: TCP keepalive on client connections after "
+        f"{limits.KEEPALIVE_IDLE_SECONDS} s of silence (every {limits.KEEPALIVE_INTERVAL_SECONDS} "
+        f"s, so NATs keep a held request's flow); a stopping gate stops listening and finishes "
+        f"what it holds for up to {grace} s ({gate_pod.STOP_SIGNAL}, the image's stop signal)"
+    )
+
+
+def _gate_key(w: WorkloadConfig) -> str:
+    """What the gate asks of a caller, in plain words: the key, or that there is none."""
+    if not gate.gate_requires_key(w):
+        own = "--api-key" in " ".join((*w.command, *w.args))
+        return (
+            "NO KEY: the server's own --api-key (args) is not checked here, so anything the "
+            "server does not guard itself is open to whoever reaches the endpoint"
+            if own
+            else "NO KEY (apiKey: false): anyone who reaches the endpoint may call the allowed "
+            "paths"
+        )
+    where = f"stack output apiKeys.{w.name}" if w.api_key else "the workload's VLLM_API_KEY secret"
+    server = (
+        ""
+        if is_vllm_image(w.image)
+        else "; the server also gets it as env VLLM_API_KEY, which an image other than "
+        "vllm-openai may not read: the gate is what checks it"
+    )
+    return (
+        f"the key on every request (Authorization: Bearer, constant-time; {where}), else "
+        f"401{server}"
+    )
+
+
+def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
+    """The gate in front of an exposed workload: what it requires and forwards, its certificate."""
+    key = _gate_key(w)
+    size = f"{gate_pod.REPLICAS} pods, {gate_pod.CPU} CPU / {gate_pod.MEMORY} each, on CPU nodes"
+    lines = [
+        f"            gate: HAProxy ({size}) terminates TLS and requires " + key
+        if e.tls
+        else f"            gate: HAProxy ({size}) requires " + key,
+        f"            allowed paths (anything else 404): {' '.join(e.paths)}",
+        _websockets_line(w, e),
+        _gate_limits_line(w, e),
+        _drain_line(config, w),
+    ]
+    if e.tls:
+        ips, names = split_hosts(e.hosts)
+        address = ["the reserved address"] if e.static_ip else []
+        valid_for = [*address, *ips, *names, f"{w.name}.{config.namespace}.svc.cluster.local"]
+        lines.append(
+            "            certificate: issued by the stack's CA (stack output caCertificate) for "
+            + ", ".join(valid_for)
+        )
+        if e.type != "ClusterIP" and not e.static_ip and not e.hosts:
+            lines.append(
+                "            ! the certificate names no address clients use: set expose.hosts "
+                "to the node or load balancer address, or clients fail to verify it"
+            )
+    return lines
+
+
+def routing_line(w: WorkloadConfig) -> str:
+    """Which routing is in place, and why a sleeping model's is round-robin."""
+    if w.routing == "cache-aware":
+        return (
+            f"cache-aware by the gate (same prompt prefix and model -> same replica, unless it "
+            f"holds over {haproxy_routing.BALANCE_FACTOR_PERCENT}% of the average load; up to "
+            f"{w.max_replicas} replicas found in DNS)"
+        )
+    if gate.sleeps(w):
+        return "round-robin by the Service, behind KEDA's interceptor (a sleeping model)"
+    return "round-robin by the Service"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from components import slices
 from components.config import ClusterConfig, Expose, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.formats import is_vllm_image, resources
 from components.config.rules import coldstart
@@ -15,7 +16,6 @@ from components.platform.nodepool import gke_pool_name
 from components.service import gate, haproxy
 from components.service import haproxy_limits as limits
 from components.service import monitoring as monitor
-from components.service.workload import disks_at_destroy
 from tools import cost as costs
 from tools import iam_plan
 from tools.engine import Recording
@@ -183,7 +183,7 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         else "the container's filesystem (the node's boot disk)"
     )
     lines.append(f"            {'model ' + model + '; ' if model else ''}caches on {weights}")
-    if (disks := disks_at_destroy(w)) is not None:
+    if (disks := slices.kind_of(w).disks_at_destroy(w)) is not None:
         lines.append(f"            disks: {disks}")
     if w.compute_class is not None:
         lines.append(

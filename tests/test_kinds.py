@@ -27,7 +27,7 @@ GpuWorkload("workload-train", GpuWorkloadArgs(namespace="ns", mode=config.cluste
 """
 
 
-def _workload(tmp_path: Path, kind: str) -> Recording:
+def workload_of_kind(tmp_path: Path, kind: str) -> Recording:
     program = tmp_path / "program.py"
     program.write_text(PROGRAM.replace("KIND", json.dumps(kind)))
     return run_program({}, program=program)
@@ -37,7 +37,7 @@ def test_a_kind_the_registry_does_not_hold_is_refused_not_built_as_a_job(tmp_pat
     with pytest.raises(
         ValueError, match=r"kind 'CronJob' is not one the program can register"
     ) as e:
-        recording = _workload(tmp_path, "CronJob")
+        recording = workload_of_kind(tmp_path, "CronJob")
         built = sorted({r.type for r in recording.resources})
         pytest.fail(f"an unknown kind was built as {built}: it must be refused, naming the kinds")
     for kind in slices.KINDS:
@@ -47,7 +47,7 @@ def test_a_kind_the_registry_does_not_hold_is_refused_not_built_as_a_job(tmp_pat
 @pytest.mark.parametrize("name", sorted(slices.KINDS))
 def test_each_kind_registers_its_own_object_under_the_workload(tmp_path: Path, name: str) -> None:
     kind = slices.KINDS[name]
-    recording = _workload(tmp_path, name)
+    recording = workload_of_kind(tmp_path, name)
     objects = recording.of_type(kind.type_token)
     assert [r.name for r in objects] == [f"workload-train-{name.lower()}"], (
         f"a {name} workload must register one {kind.type_token} named "

@@ -12,7 +12,7 @@ from components.kinds.deployment import Deployment
 from components.kinds.job import Job
 from components.kinds.statefulset import StatefulSet
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (Deployment(), StatefulSet(), Job())}
+KINDS: dict[str, Kind] = {k.name: k for k in (Deployment(), StatefulSet(), Job())}
 
 
 def kind_of(w: WorkloadConfig) -> Kind:

@@ -246,3 +246,49 @@ def test_the_kind_check_sees_another_kind_and_the_service():
         "import pulumi_kubernetes as k8s",
     ):
         assert not _kind_offences(source, here), source
+
+
+def _kind_comparisons(source: str) -> list[int]:
+    """Lines where `<something>.kind` is compared (==, !=, in, not in) or matched on."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif isinstance(node, ast.Match):
+            operands = [node.subject]
+        else:
+            continue
+        if any(isinstance(o, ast.Attribute) and o.attr == "kind" for o in operands):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_above_the_kinds_code_asks_the_kind_and_never_compares_its_name():
+    """service/ and tools/ read what differs by kind from the kind (components/slices.py
+    kind_of(w)): a new kind then touches its own module, not every `kind == "Job"` (issue 32)."""
+    files = sorted((ROOT / "components" / "service").glob("*.py")) + sorted(
+        (ROOT / "tools").rglob("*.py")
+    )
+    assert len(files) > 20, f"found only {len(files)} files: the check would not look"
+    compared = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in files
+        for line in _kind_comparisons(path.read_text())
+    ]
+    assert not compared, (
+        f"{compared} compare a kind by name: give components/kinds/base.py's Kind a property "
+        "(holds_replicas, awaited, restart_policy, ...) and ask slices.kind_of(w) instead"
+    )
+
+
+def test_the_kind_comparison_check_sees_each_form():
+    for source in (
+        'w.kind == "Job"',
+        'x = w.kind != "Job"',
+        'w.kind in ("Job",)',
+        '"Job" == w.kind',
+        'match w.kind:\n    case "Job":\n        pass',
+    ):
+        assert _kind_comparisons(source), source
+    for source in ('f"{w.kind}"', 'kind == "extra_forbidden"', "kind = slices.kind_of(w)"):
+        assert not _kind_comparisons(source), source

@@ -60,6 +60,13 @@ class Kind(ABC):
     holds_replicas: ClassVar[bool]
     """Whether it keeps a count of long-running pods (spec.replicas) that the program sets or an
     autoscaler scales; a Job runs its pod to completion instead."""
+    unprobed: ClassVar[str] = "no port: Kubernetes calls it ready once started"
+    """The plan's words for a workload of this kind without a probe."""
+    rollout_words: ClassVar[str | None] = None
+    """The plan's words for how its pods are replaced, when the kind decides it alone (None:
+    the workload's rollout does)."""
+    restart_policy: ClassVar[str | None] = None
+    """The pod's restartPolicy, where Kubernetes' default (Always) does not fit the kind."""
 
     def awaited(self, w: WorkloadConfig) -> bool:
         """Whether `pulumi up` waits for the object: for long-running kinds unless they sleep when

@@ -14,6 +14,11 @@ class Job(Kind):
     type_token = "kubernetes:batch/v1:Job"
     pod_spec_path = ("spec", "template", "spec")
     holds_replicas = False
+    # A Job's pods may not restart Always (https://kubernetes.io/docs/concepts/workloads/
+    # controllers/job/#pod-template: "Only a RestartPolicy equal to Never or OnFailure is
+    # allowed"); Never: a failed try is a new pod, counted against backoffLimit.
+    restart_policy = "Never"
+    unprobed = "a Job"
 
     def awaited(self, w: WorkloadConfig) -> bool:
         """Only with waitForCompletion: otherwise `pulumi up` returns once the Job is created."""

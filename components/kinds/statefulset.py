@@ -46,6 +46,12 @@ class StatefulSet(Kind):
     type_token = "kubernetes:apps/v1:StatefulSet"
     pod_spec_path = ("spec", "template", "spec")
     holds_replicas = True
+    # StatefulSet RollingUpdate has no surge: each pod is deleted, then recreated, from the
+    # highest ordinal down (Kubernetes StatefulSet docs, "Rolling Updates").
+    rollout_words = (
+        "one pod at a time, deleted then recreated, highest ordinal first (a StatefulSet never "
+        "surges)"
+    )
 
     def disks_at_destroy(self, w: WorkloadConfig) -> str | None:
         """The plan's words for what becomes of the claims' disks, from what data_claims and

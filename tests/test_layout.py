@@ -148,17 +148,32 @@ def test_every_file_a_comment_or_page_cites_exists():
     assert not missing, f"cited files that do not exist (moved or renamed?): {missing}"
 
 
-# components/ in layers, lowest first: a layer may import those below it, never one above.
-LAYERS = ("components.facts", "components.config", "components.platform", "components.service")
+# components/ in layers, lowest first: a layer may import those below it, never one above. How a
+# workload runs (components/kinds/, listed in components/slices.py) sits between the platform it
+# may ask for and the service that registers it.
+LAYERS = (
+    ("components.facts",),
+    ("components.config",),
+    ("components.platform",),
+    ("components.kinds", "components.slices"),
+    ("components.service",),
+)
+
+
+def _in(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
 
 
 def _layer(module: str) -> int | None:
-    return next((i for i, layer in enumerate(LAYERS) if module.startswith(layer)), None)
+    return next(
+        (i for i, layer in enumerate(LAYERS) if any(_in(module, p) for p in layer)),
+        None,
+    )
 
 
 def test_components_import_downward_only():
-    """service -> platform -> config -> facts: a reader starts at the bottom and never needs a
-    layer above to understand one below (the structure docs/architecture.md draws)."""
+    """service -> kinds -> platform -> config -> facts: a reader starts at the bottom and never
+    needs a layer above to understand one below (the structure docs/architecture.md draws)."""
     upward = []
     for path in sorted((ROOT / "components").rglob("*.py")):
         module = _module(path)
@@ -170,3 +185,110 @@ def test_components_import_downward_only():
             if other is not None and other > own:
                 upward.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not upward, f"imports up the layers {LAYERS}: {sorted(set(upward))}"
+
+
+# What a kind module (components/kinds/) may import of components/: the layers below it, the one
+# helper every Kubernetes object uses, and the kinds' protocol. Never another kind (each is a
+# variant of its own: adding one touches no other) nor the service that registers it.
+KIND_MAY_IMPORT = (
+    "components.facts",
+    "components.config",
+    "components.platform",
+    "components.manifest",
+    "components.kinds.base",
+)
+
+
+def _kind_offences(source: str, module: str, is_package: bool = False) -> list[str]:
+    return sorted(
+        {
+            name
+            for name in imported(source, module, is_package)
+            if _in(name, "components")
+            and name not in ("components", "components.kinds")
+            and not any(_in(name, allowed) for allowed in KIND_MAY_IMPORT)
+        }
+    )
+
+
+def test_a_kind_imports_the_layers_below_and_the_protocol_only():
+    kinds = sorted((ROOT / "components" / "kinds").glob("*.py"))
+    assert len(kinds) >= 4, f"found only {[p.name for p in kinds]}: the check would not look"
+    offenders = {
+        str(path.relative_to(ROOT)): found
+        for path in kinds
+        if (found := _kind_offences(path.read_text(), _module(path), path.name == "__init__.py"))
+    }
+    assert not offenders, (
+        f"{offenders}: a kind imports only {KIND_MAY_IMPORT}; share code through "
+        "components/kinds/base.py, and let components/slices.py list the kinds"
+    )
+
+
+def test_the_kind_check_sees_another_kind_and_the_service():
+    here = "components.kinds.deployment"
+    for source in (
+        "from components.kinds import job",
+        "from components.kinds.statefulset import data_claims",
+        "from . import job",
+        "from .job import Job",
+        "from components import slices",
+        "from components.service.pod import pod_template",
+        "import components.service.workload",
+    ):
+        assert _kind_offences(source, here), source
+    for source in (
+        "from components.kinds.base import Kind",
+        "from .base import Kind",
+        "from components.config import WorkloadConfig",
+        "from components.manifest import manifest",
+        "from components import manifest",
+        "import pulumi_kubernetes as k8s",
+    ):
+        assert not _kind_offences(source, here), source
+
+
+def _kind_comparisons(source: str) -> list[int]:
+    """Lines where `<something>.kind` is compared (==, !=, in, not in) or matched on."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif isinstance(node, ast.Match):
+            operands = [node.subject]
+        else:
+            continue
+        if any(isinstance(o, ast.Attribute) and o.attr == "kind" for o in operands):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_above_the_kinds_code_asks_the_kind_and_never_compares_its_name():
+    """service/ and tools/ read what differs by kind from the kind (components/slices.py
+    kind_of(w)): a new kind then touches its own module, not every `kind == "Job"` (issue 32)."""
+    files = sorted((ROOT / "components" / "service").glob("*.py")) + sorted(
+        (ROOT / "tools").rglob("*.py")
+    )
+    assert len(files) > 20, f"found only {len(files)} files: the check would not look"
+    compared = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in files
+        for line in _kind_comparisons(path.read_text())
+    ]
+    assert not compared, (
+        f"{compared} compare a kind by name: give components/kinds/base.py's Kind a property "
+        "(holds_replicas, awaited, restart_policy, ...) and ask slices.kind_of(w) instead"
+    )
+
+
+def test_the_kind_comparison_check_sees_each_form():
+    for source in (
+        'w.kind == "Job"',
+        'x = w.kind != "Job"',
+        'w.kind in ("Job",)',
+        '"Job" == w.kind',
+        'match w.kind:\n    case "Job":\n        pass',
+    ):
+        assert _kind_comparisons(source), source
+    for source in ('f"{w.kind}"', 'kind == "extra_forbidden"', "kind = slices.kind_of(w)"):
+        assert not _kind_comparisons(source), source

@@ -21,6 +21,7 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import PolicyCustomTimeouts, PolicyResourceOptions, ResourceValidationArgs
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
+from components import slices
 from components.facts import labels
 from components.platform import driver
 from policy.__main__ import PACK_NAME, build_policies
@@ -41,7 +42,9 @@ from policy.rules import (
     stack_from_urn,
 )
 from policy.rules import evaluate as evaluate_rules
+from policy.rules.props import POD_SPEC_PATHS, kubernetes_kind
 from tests.conftest import stack_config
+from tests.test_kinds import workload_of_kind
 from tools import stacks
 from tools.engine import Recording
 
@@ -281,6 +284,37 @@ def test_the_pod_spec_is_found_in_every_pod_bearing_type(resource_type: str) -> 
 def test_non_pod_types_have_no_pod_spec() -> None:
     for resource_type in (SERVICE, "kubernetes:helm.sh/v3:Release", NODE_POOL):
         assert pod_spec(resource_type, {"spec": {"template": {"spec": {}}}}) is None
+
+
+def test_the_policy_pack_knows_where_every_kind_the_program_registers_keeps_its_pod() -> None:
+    # The pack runs in its own venv without components/ (policy/README.md), so it keeps its own
+    # table; this holds it to the program's registry (components/slices.py KINDS).
+    unknown = {
+        name: (kubernetes_kind(kind.type_token), kind.pod_spec_path)
+        for name, kind in slices.KINDS.items()
+        if POD_SPEC_PATHS.get(kubernetes_kind(kind.type_token) or ("", "")) != kind.pod_spec_path
+    }
+    assert not unknown, (
+        f"policy/rules/props.py POD_SPEC_PATHS lacks (group, kind) -> path {unknown}: the pack "
+        "would let those pods through unchecked (no GPU limit, root, unpinned image)"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(slices.KINDS))
+def test_the_pod_rules_check_the_pod_of_every_kind_the_program_registers(
+    tmp_path: Path, name: str
+) -> None:
+    kind = slices.KINDS[name]
+    registered = workload_of_kind(tmp_path, name).one(kind.type_token).inputs
+    assert pod_spec(kind.type_token, registered) == registered["spec"]["template"]["spec"], (
+        f"{name}: the pack does not find the pod the program registers"
+    )
+    ungpued = copy.deepcopy(registered)
+    for container in ungpued["spec"]["template"]["spec"]["containers"]:
+        container["resources"]["limits"].pop(GPU_RESOURCE)
+    assert "gpu-containers-set-gpu-limits" in {
+        v.rule for v in evaluate_rules(kind.type_token, ungpued, "test")
+    }, f"{name}: a GPU pod without its GPU limit must fail the pack"
 
 
 # --- gpu-containers-set-gpu-limits -----------------------------------------------------------

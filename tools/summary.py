@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from components import slices
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.formats import resources
 from components.config.rules import coldstart
@@ -12,7 +13,6 @@ from components.platform import scales_on_metric, scraped, watched
 from components.platform.nodepool import gke_pool_name
 from components.service import haproxy
 from components.service import monitoring as monitor
-from components.service.workload import disks_at_destroy
 from tools import cost as costs
 from tools import iam_plan
 from tools.engine import Recording
@@ -70,20 +70,20 @@ def pool_lines(config: StackConfig, pool: NodePoolConfig) -> list[str]:
 
 def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     where = f" on pool {w.node_pool.name}" if w.node_pool else ""
+    kind = slices.kind_of(w)
     lines = [f"  workload  {w.name} ({w.kind}, {w.image}){where}", *_requests_lines(config, w)]
     lines.append(
         f"            probe     {w.probe.describe}"
         if w.probe is not None
-        else "            probe     none"
-        + (" (a Job)" if w.kind == "Job" else " (no port: Kubernetes calls it ready once started)")
+        else f"            probe     none ({kind.unprobed})"
     )
-    if w.kind == "Job":
+    if kind.holds_replicas:
+        lines.append(f"            rollout: {_rollout(config, w)}")
+    else:
         lines.append(
             "            runs to completion; `pulumi up` "
-            + ("waits for it" if w.wait_for_completion else "does not wait for it")
+            + ("waits for it" if kind.awaited(w) else "does not wait for it")
         )
-    else:
-        lines.append(f"            rollout: {_rollout(config, w)}")
     model = w.model
     weights = (
         f"a {w.cache.size} per-pod disk at {w.cache.path}"
@@ -91,7 +91,7 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         else "the container's filesystem (the node's boot disk)"
     )
     lines.append(f"            {'model ' + model + '; ' if model else ''}caches on {weights}")
-    if (disks := disks_at_destroy(w)) is not None:
+    if (disks := kind.disks_at_destroy(w)) is not None:
         lines.append(f"            disks: {disks}")
     if w.compute_class is not None:
         lines.append(
@@ -105,7 +105,7 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         lines.append(
             f"            LoRA adapters (vLLM, each its own model name in /v1/models): {names}"
         )
-    if w.kind != "Job" and (w.max_replicas > 1 or w.routing == "cache-aware"):
+    if kind.holds_replicas and (w.max_replicas > 1 or w.routing == "cache-aware"):
         lines.append(f"            routing: {routing_line(w)}")
     if w.autoscale is not None and w.autoscale.to_zero:
         lines += sleep_lines(config, w)
@@ -158,13 +158,10 @@ def _rollout(config: StackConfig, w: WorkloadConfig) -> str:
         if w.node_pool
         else "one extra pod at a time (set rollout: surge; the cluster must have a spare GPU)"
     )
+    if (words := slices.kind_of(w).rollout_words) is not None:
+        return words
     return (
-        # StatefulSet RollingUpdate has no surge: each pod is deleted, then recreated, from
-        # the highest ordinal down (Kubernetes StatefulSet docs, "Rolling Updates").
-        "one pod at a time, deleted then recreated, highest ordinal first (a StatefulSet "
-        "never surges)"
-        if w.kind == "StatefulSet"
-        else surge
+        surge
         if w.rollout == "surge"
         else "one pod replaced at a time (no spare GPU to surge into)"
         if w.max_replicas > 1
@@ -241,7 +238,7 @@ def _from_zero(config: StackConfig, w: WorkloadConfig) -> str | None:
 
 def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     """For each scale-from-zero path: which accelerations apply and what stays slow."""
-    if w.kind == "Job" or config.cluster.mode == "existing":
+    if not slices.kind_of(w).holds_replicas or config.cluster.mode == "existing":
         return []
     path = _from_zero(config, w)
     pool = w.node_pool

@@ -8,6 +8,7 @@ from typing import Any
 
 import pulumi
 
+from components import slices
 from components.config import Mode, WorkloadConfig, defaults
 from components.config.formats import is_vllm_image
 from components.config.rules.exposure import API_KEY_ENV
@@ -244,10 +245,11 @@ def pod_spec(
     if w.model_cache is not None:
         # Its own service account, which Workload Identity lets read the bucket (ModelCacheAccess).
         spec["serviceAccountName"] = w.name
-    if w.max_replicas > 1 and w.kind != "Job":
+    kind = slices.kind_of(w)
+    if w.max_replicas > 1 and kind.holds_replicas:
         spec["topologySpreadConstraints"] = zone_spread(w)
-    if w.kind == "Job":
-        spec["restartPolicy"] = "Never"
+    if kind.restart_policy is not None:
+        spec["restartPolicy"] = kind.restart_policy
     return spec
 
 

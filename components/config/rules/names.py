@@ -124,7 +124,8 @@ RESERVED_LABEL_VALUES = {
 def workload_objects(name: str, kind: str, exposed: bool, routed: bool) -> list[tuple[str, str]]:
     """(kind, name) of every object in the namespace a workload may make (components/service/
     workload.py, autoscaler.py, scale_to_zero.py, load_balancer.py, gate.py, gate_metrics.py;
-    components/platform/namespace.py its scrape policy); tests/test_labels.py holds this to what is registered."""
+    components/platform/namespace.py its scrape policy); tests/test_labels.py holds this to what
+    is registered."""
     objects = [
         (kind, name),
         ("Secret", f"{name}-env"),

@@ -1,0 +1,134 @@
+"""How a workload runs: the protocol every kind (Deployment, StatefulSet, Job) implements.
+
+A kind knows its Kubernetes type, where its pod spec sits (policy/rules/props.py POD_SPEC_PATHS
+reads the same path; tests/test_policy.py holds the two equal), whether `pulumi up` waits for it,
+whether it holds replicas the program sets or an autoscaler scales, and how to register its object
+under the workload's component, names unchanged (`<component>-<suffix>`). components/slices.py
+lists them (KINDS); nothing outside a kind's module decides by its name.
+
+A kind module imports components.config, components.facts, components.platform,
+components.manifest and this module only (tests/test_layout.py).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.config import WorkloadConfig
+from components.facts.labels import PATCH_FORCE_ANNOTATION, SKIP_AWAIT_ANNOTATION
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a kind's `register` builds its object from: all decided by GpuWorkload."""
+
+    name: str
+    """The workload component's resource name (`workload-<name>`): children are `<name>-...`."""
+    workload: WorkloadConfig
+    metadata: dict[str, Any]
+    """The object's name, namespace and labels (the kind adds its annotations)."""
+    selector: dict[str, str]
+    """The labels its pods carry: the object's selector."""
+    template: dict[str, Any]
+    """The pod template (components/service/pod.py)."""
+    parent: pulumi.Resource
+    waits: pulumi.ResourceOptions
+    """The object's own options: its parent, what it waits for, its timeouts."""
+
+
+class Registered(Protocol):
+    """The workload object a kind registers, as GpuWorkload reads it (its name)."""
+
+    @property
+    def metadata(self) -> pulumi.Output[k8s.meta.v1.outputs.ObjectMeta]: ...
+
+
+class Kind(ABC):
+    """One way a workload runs: a Kubernetes object that holds its pods."""
+
+    name: ClassVar[str]
+    """The stack file's `kind` (workloads[].kind)."""
+    type_token: ClassVar[str]
+    """The Pulumi type it registers (`kubernetes:apps/v1:Deployment`)."""
+    pod_spec_path: ClassVar[tuple[str, ...]]
+    """Where the pod spec sits in the object's inputs (the policy pack checks it there)."""
+    holds_replicas: ClassVar[bool]
+    """Whether it keeps a count of long-running pods (spec.replicas) that the program sets or an
+    autoscaler scales; a Job runs its pod to completion instead."""
+    unprobed: ClassVar[str] = "no port: Kubernetes calls it ready once started"
+    """The plan's words for a workload of this kind without a probe."""
+    rollout_words: ClassVar[str | None] = None
+    """The plan's words for how its pods are replaced, when the kind decides it alone (None:
+    the workload's rollout does)."""
+    restart_policy: ClassVar[str | None] = None
+    """The pod's restartPolicy, where Kubernetes' default (Always) does not fit the kind."""
+
+    def awaited(self, w: WorkloadConfig) -> bool:
+        """Whether `pulumi up` waits for the object: for long-running kinds unless they sleep when
+        idle (a kind that does not hold replicas says otherwise).
+
+        A sleeping model's Deployment is created with one replica (spec.replicas is KEDA's), which
+        KEDA scales to zero as soon as its ScaledObject exists (keda v2.20.2 pkg/scaling/executor/
+        scale_scaledobjects.go: no LastActiveTime yet); waiting for that replica would hold `up`
+        for a GPU no request asked for, and fail it without one."""
+        return w.autoscale is None or not w.autoscale.to_zero
+
+    def object_metadata(self, w: WorkloadConfig, metadata: dict[str, Any]) -> dict[str, Any]:
+        """The object's metadata: `await_metadata`'s, and for a kind that holds replicas
+        `scaled_metadata`'s."""
+        if self.holds_replicas:
+            return self.scaled_metadata(w, metadata)
+        return self.await_metadata(w, metadata)
+
+    def await_metadata(self, w: WorkloadConfig, metadata: dict[str, Any]) -> dict[str, Any]:
+        """The object's metadata, with SKIP_AWAIT_ANNOTATION when `pulumi up` must not wait for it
+        (`awaited`): every kind, or a sleeping StatefulSet is awaited for the provider's default 10
+        minutes for a replica KEDA has already removed."""
+        if self.awaited(w):
+            return metadata
+        return {**metadata, "annotations": {SKIP_AWAIT_ANNOTATION: "true"}}
+
+    def scaled_metadata(self, w: WorkloadConfig, metadata: dict[str, Any]) -> dict[str, Any]:
+        """`await_metadata`'s, and PATCH_FORCE_ANNOTATION whenever the program sets spec.replicas
+        (`replicas`).
+
+        spec.replicas keeps the field manager of whoever set it last: the HorizontalPodAutoscaler's
+        kube-controller-manager or KEDA (both write the scale subresource), or a `kubectl scale`.
+        When a workload goes from `autoscale` (or sleeping) to a fixed count, the program's
+        server-side apply of spec.replicas conflicts with that manager and `pulumi up` fails, since
+        pulumi-kubernetes does not force by default (issue 31). The program cannot tell a
+        transition from a steady fixed count (it reads the stack file, not the previous state), so
+        it forces whenever it owns the count; the force settles conflicts on the fields it sends,
+        all of which it declares."""
+        metadata = self.await_metadata(w, metadata)
+        if not replicas(w):
+            return metadata
+        annotations = {**metadata.get("annotations", {}), PATCH_FORCE_ANNOTATION: "true"}
+        return {**metadata, "annotations": annotations}
+
+    def disks_at_destroy(self, w: WorkloadConfig) -> str | None:
+        """The plan's words for what becomes of the disks the object claims (None: it claims
+        none)."""
+        del w
+        return None
+
+    @abstractmethod
+    def register(self, request: Request) -> Registered:
+        """Register the object (and what only it needs) under `request.parent`."""
+
+
+def replicas(w: WorkloadConfig) -> dict[str, int]:
+    """spec.replicas, unless the workload is autoscaled.
+
+    An autoscaled workload leaves spec.replicas to its HorizontalPodAutoscaler: a value here would
+    reset the count on every `pulumi up`, or fail it with a server-side apply conflict with
+    kube-controller-manager's "scale" subresource (pulumi/pulumi-kubernetes#2491; Kubernetes:
+    remove spec.replicas when migrating a Deployment to horizontal autoscaling). Without it the
+    object starts at 1 and the HPA raises it to minReplicas.
+    """
+    return {} if w.autoscale is not None else {"replicas": w.replicas}

@@ -270,6 +270,28 @@ def test_a_source_that_keeps_sending_wrong_keys_is_refused_429_and_nobody_else_i
     assert b" 200 " in _health(dev_gate.health_port) + b" ", "kubelet's probes are never limited"
 
 
+def test_cors_preflights_do_not_lock_out_the_address_they_come_from(dev_gate: Running) -> None:
+    """Browsers send a CORS preflight (OPTIONS) without credentials before a page's API call:
+    each is refused like any keyless request, but none counts as a wrong key, so a web app's
+    users behind one NAT address are not locked out by their own preflights."""
+    office = client_address()
+    for _ in range(limits.FAILED_KEYS + 5):
+        response = _send(
+            dev_gate,
+            _request("OPTIONS", "/v1/chat/completions", "Origin: https://app.example"),
+            port=dev_gate.api_port,
+            source=office,
+        )
+        assert response.status == 401, (
+            f"a preflight carries no key: refused with 401, never counted toward a 429 (got "
+            f"{response.status})"
+        )
+    assert _call(dev_gate, RIGHT, source=office) == 200, (
+        f"{limits.FAILED_KEYS + 5} preflights from one address must not make its next keyed "
+        "request a 429"
+    )
+
+
 # --- L6: the release line deployed is the one tested ---------------------------------------------
 
 

@@ -26,18 +26,21 @@ from dnslib.server import BaseResolver, DNSServer
 
 from components.config.rules import names, routing
 from components.config.schema import WorkloadSpec
-from components.service import haproxy, haproxy_routing
+from components.service import haproxy, haproxy_limits, haproxy_routing
 from tests.conftest import stack_config, vllm_workload_problems
 from tests.test_gate import (
     HAPROXY,
     KEY,
     RIGHT,
     Gate,
+    _context,
     _haproxy,
     _issue,
     _request,
     _send,
     _wait_for_port,
+    client_address,
+    connect,
     free_port,
     with_files,
 )
@@ -191,6 +194,35 @@ def test_requests_that_share_a_system_prompt_meet_the_replica_that_cached_it(
     assert len(served) == 1 and None not in served, (
         "requests sharing a system prompt must reach one replica, whose prefix cache holds it; "
         f"they were spread: {served}"
+    )
+
+
+def test_a_body_that_pauses_after_its_headers_is_routed_not_cut(routed: RoutedGate) -> None:
+    """A client that sends the headers, then the body a few seconds later (an upload starting, a
+    slow link), is routed once the body's first bytes arrive: the defaults' 5 s `timeout client`
+    must not cut it while the routing gate waits up to BODY_WAIT_SECONDS for them."""
+    pause = 6.0
+    assert haproxy_limits.CLIENT_SECONDS < pause < haproxy_routing.BODY_WAIT_SECONDS, (
+        "the pause must outlast the defaults' client timeout and stay within the body wait"
+    )
+    body = _chat("m", "a system prompt that pauses", "hi")
+    request = _request("POST", "/v1/chat/completions", RIGHT, body=body)
+    head, body_part = request[: -len(body)], request[-len(body) :]
+    context = _context(routed.gate.pki.ca_pem)
+    with (
+        connect(haproxy.TLS_PORT, client_address()) as raw,
+        context.wrap_socket(raw, server_hostname=routed.gate.host) as tls,
+    ):
+        tls.sendall(head)
+        time.sleep(pause)
+        tls.sendall(body_part)
+        data = b""
+        while chunk := tls.recv(65536):
+            data += chunk
+    status = int(data.split(b" ", 2)[1])
+    assert status == 200, (
+        f"a chat request whose body came {pause} s after its headers got {status}: a routing "
+        "gate must wait for the body as long as it says it does (408 is the client timeout)"
     )
 
 

@@ -70,11 +70,18 @@ def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
         if e.type in LOAD_BALANCED
         else "the address the connection came from"
     )
+    body = (
+        f" ({haproxy_routing.BODY_WAIT_SECONDS} s before its TLS handshake ends, and "
+        f"{haproxy_routing.BODY_WAIT_SECONDS} s for a body's first "
+        f"{haproxy_routing.ROUTE_PREFIX_BYTES} bytes, which routing reads)"
+        if w.routing == "cache-aware"
+        else ""
+    )
     return (
         f"            gate limits: {tls}{limits.API_CONNECTIONS} of {limits.MAX_CONNECTIONS} "
         f"connections for the API ({limits.HEALTH_CONNECTIONS} kept for kubelet's probes), one "
-        f"without a complete request closed after {limits.REQUEST_SECONDS} s; {failures}the "
-        f"model sees {client} in X-Forwarded-For, never one a client sent"
+        f"without a complete request closed after {limits.REQUEST_SECONDS} s{body}; {failures}"
+        f"the model sees {client} in X-Forwarded-For, never one a client sent"
     )
 
 

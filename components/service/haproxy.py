@@ -216,6 +216,10 @@ def _api_frontend(settings: GateSettings) -> list[str]:
         f"frontend {API_FRONTEND}",
         f"    {bind}",
         *limits.api_slots(),
+        # A routing gate waits up to routing.BODY_WAIT_SECONDS for a body's first bytes, and
+        # `timeout client` runs while it waits: the 5 s of the defaults would cut a body that
+        # pauses after the headers (an upload, a slow client) with a 408 before the wait ends.
+        *([f"    timeout client {routing.BODY_WAIT_SECONDS}s"] if settings.replicas else []),
         *(limits.failed_key_limit() if settings.api_key else []),
         # Two Authorization headers: which one the server would read is up to it. Refuse.
         "    http-request deny deny_status 400 if { req.hdr_cnt(authorization) gt 1 }",

@@ -143,8 +143,11 @@ def failed_key_limit() -> list[str]:
 
 
 def count_failed_key(condition: str) -> list[str]:
-    """Counts a refused key (`condition`: the key did not match) against the client's address."""
-    return [f"    http-request sc-inc-gpc0(0) if {condition}"]
+    """Counts a refused key (`condition`: the key did not match) against the client's address.
+    A CORS preflight (OPTIONS, which browsers send without credentials: Fetch standard, "CORS
+    preflight fetch") is refused like any keyless request but not counted, so a web page's
+    preflights cannot lock out every user behind its address."""
+    return [f"    http-request sc-inc-gpc0(0) if {condition} !METH_OPTIONS"]
 
 
 def client_address() -> list[str]:

@@ -49,7 +49,9 @@ def route_key() -> list[str]:
     prompt or a conversation's history meet the replica that cached it. Only a request that
     passed the key and the allowlist is waited for: nobody else can make the gate buffer."""
     return [
-        # `at-least`: a body that trickles in is routed on its first bytes, not refused with 408.
+        # `at-least`: the gate waits for the first ROUTE_PREFIX_BYTES only, never a whole large
+        # body; a client that has not sent them within BODY_WAIT_SECONDS gets 408 (measured on
+        # 2.6.12; the frontend's `timeout client` is raised to the same wait, haproxy.py).
         f"    http-request wait-for-body time {BODY_WAIT_SECONDS}s at-least {ROUTE_PREFIX_BYTES}",
         "    http-request set-var(txn.model) req.body,json_query('$.model')",
         f'    http-request set-var-fmt(txn.route) "%[var(txn.model)] '

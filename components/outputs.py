@@ -7,7 +7,8 @@ from typing import Any
 
 import pulumi
 
-from components.config.rules.exposure import LOAD_BALANCED
+from components import slices
+from components.expose.base import Exposure
 from components.platform import Platform
 from components.service.gpu_service import GpuService
 
@@ -19,12 +20,12 @@ def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[st
     config = platform.config
     by_name = {s.workload.name: s for s in services}
     exposed = [s for s in services if s.service is not None and s.workload.expose is not None]
-    balanced = [s for s in exposed if s.workload.expose and s.workload.expose.type in LOAD_BALANCED]
+    balanced = [s for s in exposed if _exposure(s).load_balanced]
     outputs: dict[str, Any] = {}
     if balanced:
         first = balanced[0]
-        assert first.service is not None and first.workload.expose is not None
-        if first.workload.expose.type == "LoadBalancer":
+        assert first.service is not None
+        if _exposure(first).public:
             outputs["externalIp"] = first.service.external_ip
         outputs["url"] = first.service.url
     outputs["clusterName"] = platform.cluster.name
@@ -49,3 +50,10 @@ def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[st
         outputs["apiKey"] = keys[url_workload if url_workload in keys else next(iter(keys))]
         outputs["apiKeys"] = pulumi.Output.secret(keys)
     return outputs
+
+
+def _exposure(service: GpuService) -> Exposure:
+    """How an exposed workload is reached (components/slices.py EXPOSURES)."""
+    expose = service.workload.expose
+    assert expose is not None
+    return slices.exposure_named(expose.type, service.workload.name)

@@ -1,18 +1,28 @@
-"""The one list of variants everything iterates (issue 32): how a workload runs (KINDS).
+"""The one list of variants everything iterates (issue 32): how a workload runs (KINDS) and how
+it is reached (EXPOSURES).
 
-Code that differs by kind asks the kind (`kind_of(w).awaited(w)`), never compares its name; a
-kind the registry does not hold is refused here rather than handled as another.
+Code that differs by kind or expose type asks the variant (`kind_of(w).awaited(w)`,
+`exposure_named(e.type, ...).load_balanced`), never compares its name; a variant the registry
+does not hold is refused here rather than handled as another.
 """
 
 from __future__ import annotations
 
 from components.config import WorkloadConfig
+from components.expose.base import Exposure
+from components.expose.cluster_ip import ClusterIP
+from components.expose.internal import Internal
+from components.expose.load_balancer import LoadBalancer
+from components.expose.node_port import NodePort
 from components.kinds.base import Kind
 from components.kinds.deployment import Deployment
 from components.kinds.job import Job
 from components.kinds.statefulset import StatefulSet
 
 KINDS: dict[str, Kind] = {k.name: k for k in (Deployment(), StatefulSet(), Job())}
+EXPOSURES: dict[str, Exposure] = {
+    e.name: e for e in (LoadBalancer(), Internal(), ClusterIP(), NodePort())
+}
 
 
 def kind_of(w: WorkloadConfig) -> Kind:
@@ -25,3 +35,16 @@ def kind_of(w: WorkloadConfig) -> Kind:
             "components/kinds/ to add one)"
         )
     return kind
+
+
+def exposure_named(type_: str, workload: str) -> Exposure:
+    """How workload `workload` is reached (its expose.type); a ValueError naming the types there
+    are when it is none of them."""
+    exposure = EXPOSURES.get(type_)
+    if exposure is None:
+        raise ValueError(
+            f"workload {workload!r}: expose.type {type_!r} is not one the program can register; "
+            f"the types are {', '.join(EXPOSURES)} (components/slices.py EXPOSURES: add a module "
+            "under components/expose/ to add one)"
+        )
+    return exposure

@@ -469,6 +469,8 @@ SECURITY_BOUNDARY = (
     "components/service/haproxy.py",
     "components/service/apikey.py",
     "components/service/load_balancer.py",
+    "components/expose/load_balancer.py",
+    "components/expose/base.py",
     "components/platform/egress.py",
     "components/platform/keda.py",
     "components/platform/vendor/keda",

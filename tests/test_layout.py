@@ -149,13 +149,14 @@ def test_every_file_a_comment_or_page_cites_exists():
 
 
 # components/ in layers, lowest first: a layer may import those below it, never one above. How a
-# workload runs (components/kinds/, listed in components/slices.py) sits between the platform it
-# may ask for and the service that registers it.
+# workload runs (components/kinds/) and how it is reached (components/expose/), both listed in
+# components/slices.py, sit between the platform they may ask for and the service that registers
+# them.
 LAYERS = (
     ("components.facts",),
     ("components.config",),
     ("components.platform",),
-    ("components.kinds", "components.slices"),
+    ("components.kinds", "components.expose", "components.slices"),
     ("components.service",),
 )
 
@@ -172,8 +173,8 @@ def _layer(module: str) -> int | None:
 
 
 def test_components_import_downward_only():
-    """service -> kinds -> platform -> config -> facts: a reader starts at the bottom and never
-    needs a layer above to understand one below (the structure docs/architecture.md draws)."""
+    """service -> kinds, expose -> platform -> config -> facts: a reader starts at the bottom and
+    never needs a layer above to understand one below (the structure docs/architecture.md draws)."""
     upward = []
     for path in sorted((ROOT / "components").rglob("*.py")):
         module = _module(path)
@@ -292,3 +293,150 @@ def test_the_kind_comparison_check_sees_each_form():
         assert _kind_comparisons(source), source
     for source in ('f"{w.kind}"', 'kind == "extra_forbidden"', "kind = slices.kind_of(w)"):
         assert not _kind_comparisons(source), source
+
+
+# What an exposure module (components/expose/) may import of components/: the layers below it and
+# the exposures' protocol. Never another exposure (a new type touches its own module) nor the
+# service that registers it.
+EXPOSURE_MAY_IMPORT = (
+    "components.facts",
+    "components.config",
+    "components.platform",
+    "components.manifest",
+    "components.expose.base",
+)
+
+
+def _exposure_offences(source: str, module: str, is_package: bool = False) -> list[str]:
+    return sorted(
+        {
+            name
+            for name in imported(source, module, is_package)
+            if _in(name, "components")
+            and name not in ("components", "components.expose")
+            and not any(_in(name, allowed) for allowed in EXPOSURE_MAY_IMPORT)
+        }
+    )
+
+
+def test_an_exposure_imports_the_layers_below_and_the_protocol_only():
+    exposures = sorted((ROOT / "components" / "expose").glob("*.py"))
+    assert len(exposures) >= 6, (
+        f"found only {[p.name for p in exposures]}: the check would not look"
+    )
+    offenders = {
+        str(path.relative_to(ROOT)): found
+        for path in exposures
+        if (
+            found := _exposure_offences(path.read_text(), _module(path), path.name == "__init__.py")
+        )
+    }
+    assert not offenders, (
+        f"{offenders}: an exposure imports only {EXPOSURE_MAY_IMPORT}; share code through "
+        "components/expose/base.py, and let components/slices.py list the exposures"
+    )
+
+
+def test_the_exposure_check_sees_another_exposure_and_the_service():
+    here = "components.expose.internal"
+    for source in (
+        "from components.expose import load_balancer",
+        "from components.expose.load_balancer import LoadBalancer",
+        "from . import cluster_ip",
+        "from .node_port import node_port_endpoint",
+        "from components import slices",
+        "from components.service.load_balancer import LoadBalancerService",
+        "import components.service.gate",
+        "from components.kinds.base import Kind",
+    ):
+        assert _exposure_offences(source, here), source
+    for source in (
+        "from components.expose.base import LoadBalanced",
+        "from .base import Exposure",
+        "from components.config import Expose",
+        "from components.facts.labels import INTERNAL_LB_ANNOTATION",
+        "import pulumi",
+    ):
+        assert not _exposure_offences(source, here), source
+
+
+def _is_type(node: ast.expr) -> bool:
+    """`<something>.type` (e.type, expose.type, args.type) or a `type_` parameter."""
+    return (isinstance(node, ast.Attribute) and node.attr == "type") or (
+        isinstance(node, ast.Name) and node.id == "type_"
+    )
+
+
+def _names_types(node: ast.expr) -> bool:
+    """A string literal, a collection of them, or LOAD_BALANCED: what a type is compared to."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_names_types(e) for e in node.elts)
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    return name == "LOAD_BALANCED"
+
+
+def _type_comparisons(source: str) -> list[int]:
+    """Lines where a `.type` is compared to a string literal or LOAD_BALANCED, matched on, or used
+    to index a dict written out in place (`{"LoadBalancer": ...}[e.type]`)."""
+    return [node.lineno for node in ast.walk(ast.parse(source)) if _compares_type(node)]
+
+
+def _compares_type(node: ast.AST) -> bool:
+    if isinstance(node, ast.Compare):
+        operands = [node.left, *node.comparators]
+        return any(map(_is_type, operands)) and any(map(_names_types, operands))
+    if isinstance(node, ast.Match):
+        return _is_type(node.subject)
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Dict)
+        and _is_type(node.slice)
+    )
+
+
+def test_above_the_exposures_code_asks_the_exposure_and_never_compares_its_type():
+    """components/service/, components/outputs.py and tools/ read what differs by expose type
+    from the exposure (components/slices.py exposure_named): a new type (a Gateway) then touches
+    its own module, not every `e.type == "ClusterIP"` (issue 32). The config layer, below the
+    slices, is not held to it."""
+    files = [
+        *sorted((ROOT / "components" / "service").glob("*.py")),
+        ROOT / "components" / "outputs.py",
+        *sorted((ROOT / "tools").rglob("*.py")),
+    ]
+    assert len(files) > 20, f"found only {len(files)} files: the check would not look"
+    compared = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in files
+        for line in _type_comparisons(path.read_text())
+    ]
+    assert not compared, (
+        f"{compared} compare an expose type by name: give components/expose/base.py's Exposure a "
+        "property (load_balanced, public, annotations, where_words, ...) and ask "
+        "slices.exposure_named(e.type, ...) instead"
+    )
+
+
+def test_the_type_comparison_check_sees_each_form():
+    for source in (
+        'e.type == "ClusterIP"',
+        'x = expose.type != "Internal"',
+        "e.type in LOAD_BALANCED",
+        "args.type not in rules.LOAD_BALANCED",
+        'e.type in ("LoadBalancer", "Internal")',
+        '"NodePort" == w.expose.type',
+        'type_ == "Internal"',
+        'match e.type:\n    case "NodePort":\n        pass',
+        'where = {"LoadBalancer": "public", "NodePort": "nodes"}[e.type]',
+    ):
+        assert _type_comparisons(source), source
+    for source in (
+        "r.type == CLUSTER",
+        "args.type is None",
+        'spec.get("type") == "LoadBalancer"',
+        "exposure = slices.exposure_named(e.type, w.name)",
+        'f"{e.type}"',
+    ):
+        assert not _type_comparisons(source), source

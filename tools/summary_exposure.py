@@ -4,9 +4,9 @@ the summary (tools/summary.py)."""
 
 from __future__ import annotations
 
+from components import slices
 from components.config import ClusterConfig, Expose, StackConfig, WorkloadConfig
 from components.config.formats import is_vllm_image
-from components.config.rules.exposure import LOAD_BALANCED
 from components.platform import scraped
 from components.platform.certificate import split_hosts
 from components.service import gate, gate_pod, haproxy_routing
@@ -31,16 +31,7 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         key = f"API key (stack output apiKeys.{w.name}, secret)" if w.api_key else "no API key"
         return [f"            not exposed: no Service, default-deny ingress ({enforced}); {key}"]
     scheme = "HTTPS" if e.tls else "plain HTTP (expose.tls: false: keys and prompts in clear)"
-    ranges = ", ".join(e.source_ranges) or "anywhere"
-    static = ", reserved static address" if e.static_ip else ""
-    where = {
-        "LoadBalancer": f"public (external load balancer) port {e.port}{static}, from {ranges}",
-        "Internal": f"internal (VPC-only load balancer) port {e.port}{static}, from {ranges}",
-        "ClusterIP": f"in-cluster (ClusterIP) port {e.port}, from pods of namespace "
-        f"{config.namespace}",
-        "NodePort": "on every node (NodePort chosen by Kubernetes), from anything reaching the "
-        "nodes",
-    }[e.type]
+    where = slices.exposure_named(e.type, w.name).where_words(e, config.namespace)
     lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
     metrics = (
         f", Managed Prometheus' collector pods (gmp-system) to port {w.port}, which serves the "
@@ -65,11 +56,7 @@ def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
         if gate.gate_requires_key(w)
         else ""
     )
-    client = (
-        "the client's own address (externalTrafficPolicy: Local)"
-        if e.type in LOAD_BALANCED
-        else "the address the connection came from"
-    )
+    client = slices.exposure_named(e.type, w.name).client_words
     body = (
         f" ({haproxy_routing.BODY_WAIT_SECONDS} s before its TLS handshake ends, and "
         f"{haproxy_routing.BODY_WAIT_SECONDS} s for a body's first "
@@ -156,7 +143,8 @@ def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
             "            certificate: issued by the stack's CA (stack output caCertificate) for "
             + ", ".join(valid_for)
         )
-        if e.type != "ClusterIP" and not e.static_ip and not e.hosts:
+        named = slices.exposure_named(e.type, w.name).named_by_cluster_dns
+        if not named and not e.static_ip and not e.hosts:
             lines.append(
                 "            ! the certificate names no address clients use: set expose.hosts "
                 "to the node or load balancer address, or clients fail to verify it"

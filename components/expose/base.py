@@ -1,0 +1,158 @@
+"""How a workload is reached: the protocol every expose type (LoadBalancer, Internal, ClusterIP,
+NodePort) implements.
+
+An exposure knows its stack-file type name, the Kubernetes Service type and annotations it
+registers, whether a load balancer serves it (and so keeps the client's address and may reserve an
+address), whom its NetworkPolicy admits, where its URL points, and the offline plan's words for
+it. components/slices.py lists them (EXPOSURES); nothing in components/service/ or tools/ decides
+by its name.
+
+An exposure module imports components.config, components.facts, components.platform and this
+module only (tests/test_layout.py).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import pulumi
+
+from components.config import Expose
+
+# A LoadBalancer on GKE takes a few minutes to get an address; Pulumi waits for it.
+ADDRESS_TIMEOUT = "20m"
+
+
+DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+def url_for(address: str | None, port: int, tls: bool = True) -> str | None:
+    if not address:
+        return None
+    scheme = "https" if tls else "http"
+    host = f"[{address}]" if ":" in address else address
+    return f"{scheme}://{host}" if port == DEFAULT_PORTS[scheme] else f"{scheme}://{host}:{port}"
+
+
+class Exposure(ABC):
+    """One way a workload's gate is reached: a Service type and what comes with it."""
+
+    name: ClassVar[str]
+    """The stack file's `expose.type`."""
+    service_type: ClassVar[str]
+    """The Service's spec.type (GKE makes an internal load balancer from a LoadBalancer Service
+    with an annotation)."""
+    annotations: ClassVar[dict[str, str]] = {}
+    """The Service's annotations."""
+    load_balanced: ClassVar[bool] = False
+    """A cloud load balancer serves it (components/config/rules/exposure.py LOAD_BALANCED holds
+    the same names for the config layer; tests/test_exposures.py holds the two equal)."""
+    address_type: ClassVar[str | None] = None
+    """The address type (gcp.compute.Address.address_type) of the regional address it reserves
+    with expose.staticIp; None: it has no address to reserve."""
+    public: ClassVar[bool] = False
+    """Its address is reached from the internet: the stack output externalIp."""
+    named_by_cluster_dns: ClassVar[bool] = False
+    """Clients reach it by its cluster DNS name, which the certificate always names."""
+    client_words: ClassVar[str] = "the address the connection came from"
+    """The plan's words for the client address the gate sees."""
+
+    @property
+    def reserves_address(self) -> bool:
+        """Whether expose.staticIp reserves a regional address for it."""
+        return self.address_type is not None
+
+    def address_subnetwork(self, subnetwork: str | None) -> str | None:
+        """The subnetwork its reserved address comes from (an internal address only)."""
+        del subnetwork
+        return None
+
+    def spec_extras(self, source_ranges: tuple[str, ...]) -> dict[str, Any]:
+        """What the Service's spec adds to its type, selector and ports."""
+        del source_ranges
+        return {}
+
+    def ingress_from(self) -> list[dict[str, Any]] | None:
+        """Whom the NetworkPolicy admits to the serving port (None: any source)."""
+        return None
+
+    def timeouts(self) -> pulumi.CustomTimeouts | None:
+        """The Service's create timeout (None: the provider's)."""
+        return None
+
+    @abstractmethod
+    def where_words(self, e: Expose, namespace: str) -> str:
+        """The plan's words for where it is served and from where."""
+
+    @abstractmethod
+    def addresses(
+        self,
+        status: pulumi.Output[Any],
+        namespace: pulumi.Input[str],
+        service: str,
+        node_port: pulumi.Output[int | None],
+        port: int,
+        tls: bool,
+    ) -> tuple[pulumi.Output[str | None], pulumi.Output[str | None]]:
+        """Its external IP (None but for a load balancer) and its URL (or how to reach it)."""
+
+
+def first_ingress(status: Any) -> str | None:
+    """The LoadBalancer's IP, or its hostname where the implementation gives one instead."""
+    ingress = (getattr(getattr(status, "load_balancer", None), "ingress", None) or [None])[0]
+    if ingress is None:
+        return None
+    return getattr(ingress, "ip", None) or getattr(ingress, "hostname", None)
+
+
+class LoadBalanced(Exposure):
+    """A Service of type LoadBalancer: a cloud load balancer in front of the gate's pods."""
+
+    service_type = "LoadBalancer"
+    load_balanced = True
+    client_words = "the client's own address (externalTrafficPolicy: Local)"
+    scope: ClassVar[str]
+    """The plan's words for who its load balancer serves."""
+
+    def spec_extras(self, source_ranges: tuple[str, ...]) -> dict[str, Any]:
+        """Its source ranges, and the client's address kept.
+
+        A load balancer delivers to the nodes that run a gate pod only, without a second hop that
+        would replace the client's address with a node's: `externalTrafficPolicy: Local`
+        "preserves the client source IP and avoids a second hop" (kubernetes.io/docs/tasks/
+        access-application-cluster/create-external-load-balancer, "Preserving the client source
+        IP"), and GKE's passthrough load balancers then health-check each node on the Service's
+        healthCheckNodePort, sending only to nodes with a ready pod (cloud.google.com/
+        kubernetes-engine/docs/concepts/service-load-balancer, "External traffic policy"). The
+        gate thus sees each client's address, which its per-source limit on wrong keys counts
+        (components/service/haproxy_limits.py). GKE enforces loadBalancerSourceRanges at the load
+        balancer's firewall ("LoadBalancer Service parameters")."""
+        extras: dict[str, Any] = {}
+        if source_ranges:
+            extras["loadBalancerSourceRanges"] = list(source_ranges)
+        extras["externalTrafficPolicy"] = "Local"
+        return extras
+
+    def timeouts(self) -> pulumi.CustomTimeouts | None:
+        return pulumi.CustomTimeouts(create=ADDRESS_TIMEOUT)
+
+    def where_words(self, e: Expose, namespace: str) -> str:
+        del namespace
+        static = ", reserved static address" if e.static_ip else ""
+        ranges = ", ".join(e.source_ranges) or "anywhere"
+        return f"{self.scope} port {e.port}{static}, from {ranges}"
+
+    def addresses(
+        self,
+        status: pulumi.Output[Any],
+        namespace: pulumi.Input[str],
+        service: str,
+        node_port: pulumi.Output[int | None],
+        port: int,
+        tls: bool,
+    ) -> tuple[pulumi.Output[str | None], pulumi.Output[str | None]]:
+        """The address the cloud assigned, and https://<it>[:port]."""
+        del namespace, service, node_port
+        external_ip = status.apply(first_ingress)
+        return external_ip, external_ip.apply(lambda address: url_for(address, port, tls))

@@ -1,0 +1,47 @@
+"""ClusterIP: reached from inside the cluster only, by its cluster DNS name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from components.config import Expose
+from components.expose.base import Exposure, url_for
+
+
+def in_cluster_url(service: str, namespace: str, port: int, tls: bool = True) -> str:
+    """How pods reach a ClusterIP Service: its cluster DNS name (Kubernetes "DNS for Services and
+    Pods": <service>.<namespace>.svc.cluster.local)."""
+    return url_for(f"{service}.{namespace}.svc.cluster.local", port, tls) or ""
+
+
+class ClusterIP(Exposure):
+    """A ClusterIP Service: no address outside the cluster."""
+
+    name = "ClusterIP"
+    service_type = "ClusterIP"
+    named_by_cluster_dns = True
+
+    def ingress_from(self) -> list[dict[str, Any]] | None:
+        """The pods of the workload's own namespace: the Service is in-cluster only."""
+        return [{"podSelector": {}}]
+
+    def where_words(self, e: Expose, namespace: str) -> str:
+        return f"in-cluster (ClusterIP) port {e.port}, from pods of namespace {namespace}"
+
+    def addresses(
+        self,
+        status: pulumi.Output[Any],
+        namespace: pulumi.Input[str],
+        service: str,
+        node_port: pulumi.Output[int | None],
+        port: int,
+        tls: bool,
+    ) -> tuple[pulumi.Output[str | None], pulumi.Output[str | None]]:
+        """No external IP; the cluster DNS name."""
+        del status, node_port
+        url = pulumi.Output.from_input(namespace).apply(
+            lambda ns: in_cluster_url(service, ns, port, tls)
+        )
+        return pulumi.Output.from_input(None), url

@@ -18,6 +18,7 @@ from components.config.context import Context
 from components.config.model import ModelCache, NodePoolConfig, WorkloadConfig
 from components.config.problems import Problem
 from components.config.schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
+from components.config.sleep import sleeps
 from components.facts import allocatable, pins
 
 # --- image streaming ----------------------------------------------------------------------------
@@ -299,7 +300,7 @@ def _autoscale_problems(
             "the metric is scraped from the container's port at /metrics, and "
             "the workload has no port. Set port.",
         )
-    if scale.min_replicas == 0:
+    if sleeps(w):
         yield from _to_zero_problems(path, w, scale)
         return
     for key in ("idle_seconds", "wake_timeout_seconds"):

@@ -440,3 +440,72 @@ def test_the_type_comparison_check_sees_each_form():
         'f"{e.type}"',
     ):
         assert not _type_comparisons(source), source
+
+
+# Whether a workload sleeps when idle (autoscale.minReplicas 0, KEDA's HTTP add-on) is decided in
+# one place and read everywhere (issue 32): the gate, the kinds, the platform, the cost, the rules
+# and the plan each once wrote it out themselves.
+SLEEP_HOME = ROOT / "components" / "config" / "sleep.py"
+
+
+def _sleep_derivations(source: str) -> list[int]:
+    """Lines that decide "sleeps" themselves: `min_replicas` compared with 0, or `.to_zero`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr == "to_zero":
+            found.append(node.lineno)
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            names_min = any(
+                (isinstance(s, ast.Attribute) and s.attr == "min_replicas")
+                or (isinstance(s, ast.Name) and s.id == "min_replicas")
+                for s in sides
+            )
+            zero = any(isinstance(s, ast.Constant) and s.value == 0 for s in sides)
+            if names_min and zero:
+                found.append(node.lineno)
+    return found
+
+
+def test_whether_a_workload_sleeps_is_decided_once_and_read_everywhere():
+    """components/config/sleep.py's sleeps() and scales_on_metric() are the one decision: a
+    layer that re-derives it from minReplicas can drift from the others (the gate routing through
+    KEDA's interceptor while the plan says the model never sleeps, or KEDA not installed)."""
+    files = [
+        *sorted((ROOT / "components").rglob("*.py")),
+        *sorted((ROOT / "tools").rglob("*.py")),
+        *sorted((ROOT / "policy").rglob("*.py")),
+    ]
+    assert SLEEP_HOME in files and len(files) > 50, "the check would not look where it should"
+    assert _sleep_derivations(SLEEP_HOME.read_text()), "the check does not see the home's decision"
+    derived = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in files
+        if path != SLEEP_HOME
+        for line in _sleep_derivations(path.read_text())
+    ]
+    assert not derived, (
+        f"{derived} decide whether a workload sleeps from minReplicas themselves: call "
+        "components.config.sleep.sleeps(w) (or scales_on_metric(w)) instead"
+    )
+
+
+def test_the_sleep_check_sees_each_form():
+    for source in (
+        "w.autoscale.min_replicas == 0",
+        "x = scale.min_replicas != 0",
+        "if 0 == w.autoscale.min_replicas: pass",
+        "scale.min_replicas > 0",
+        "min_replicas == 0",
+        "w.autoscale and w.autoscale.to_zero",
+        "not scale.to_zero",
+    ):
+        assert _sleep_derivations(source), source
+    for source in (
+        "sleeps(w)",
+        "replicas = scale.min_replicas if scale else w.replicas",
+        "scale.min_replicas > scale.max_replicas",
+        "w.replicas == 0",
+        '{"minReplicas": scale.min_replicas}',
+    ):
+        assert not _sleep_derivations(source), source

@@ -9,7 +9,8 @@ from components import slices
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.formats import resources
 from components.config.rules import coldstart
-from components.platform import scales_on_metric, scraped, watched
+from components.config.sleep import scales_on_metric, sleeps
+from components.platform import scraped, watched
 from components.platform.nodepool import gke_pool_name
 from components.service import haproxy
 from components.service import monitoring as monitor
@@ -107,7 +108,7 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         )
     if kind.holds_replicas and (w.max_replicas > 1 or w.routing == "cache-aware"):
         lines.append(f"            routing: {routing_line(w)}")
-    if w.autoscale is not None and w.autoscale.to_zero:
+    if sleeps(w):
         lines += sleep_lines(config, w)
     elif w.autoscale is not None:
         scale = w.autoscale

@@ -7,6 +7,7 @@ from __future__ import annotations
 from components import slices
 from components.config import ClusterConfig, Expose, StackConfig, WorkloadConfig
 from components.config.formats import is_vllm_image
+from components.config.sleep import sleeps
 from components.platform import scraped
 from components.platform.certificate import split_hosts
 from components.service import gate, gate_pod, haproxy_routing
@@ -39,7 +40,7 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         if w in scraped(config)
         else ""
     )
-    front = "KEDA's interceptor (the gate forwards through it)" if gate.sleeps(w) else "the gate"
+    front = "KEDA's interceptor (the gate forwards through it)" if sleeps(w) else "the gate"
     lines.append(
         f"            reaches the model server directly: nothing (NetworkPolicy admits only "
         f"{front}{metrics}; {enforced})"
@@ -160,6 +161,6 @@ def routing_line(w: WorkloadConfig) -> str:
             f"holds over {haproxy_routing.BALANCE_FACTOR_PERCENT}% of the average load; up to "
             f"{w.max_replicas} replicas found in DNS)"
         )
-    if gate.sleeps(w):
+    if sleeps(w):
         return "round-robin by the Service, behind KEDA's interceptor (a sleeping model)"
     return "round-robin by the Service"

@@ -301,11 +301,6 @@ class Autoscale:
     idle_seconds: int = 900
     wake_timeout_seconds: int = 1800
 
-    @property
-    def to_zero(self) -> bool:
-        """KEDA's HTTP add-on owns the replica count: zero when idle, woken by a request."""
-        return self.min_replicas == 0
-
 
 @dataclass(frozen=True)
 class Expose:

@@ -20,6 +20,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import WorkloadConfig
+from components.config.sleep import sleeps
 from components.facts.labels import PATCH_FORCE_ANNOTATION, SKIP_AWAIT_ANNOTATION
 
 
@@ -76,7 +77,7 @@ class Kind(ABC):
         KEDA scales to zero as soon as its ScaledObject exists (keda v2.20.2 pkg/scaling/executor/
         scale_scaledobjects.go: no LastActiveTime yet); waiting for that replica would hold `up`
         for a GPU no request asked for, and fail it without one."""
-        return w.autoscale is None or not w.autoscale.to_zero
+        return not sleeps(w)
 
     def object_metadata(self, w: WorkloadConfig, metadata: dict[str, Any]) -> dict[str, Any]:
         """The object's metadata: `await_metadata`'s, and for a kind that holds replicas

@@ -21,6 +21,7 @@ from components.config import (
     WorkloadConfig,
     defaults,
 )
+from components.config.sleep import scales_on_metric, sleeps
 from components.platform.certificate import CertificateAuthority, CertificateAuthorityArgs
 from components.platform.cluster import (
     ExistingCluster,
@@ -63,11 +64,6 @@ class Platform:
         return pulumi.ResourceOptions(providers=[self.cluster.provider])
 
 
-def scales_on_metric(w: WorkloadConfig) -> bool:
-    """An HPA on a server metric (Autoscaler): Managed Service for Prometheus scrapes it."""
-    return w.autoscale is not None and not w.autoscale.to_zero
-
-
 def watched(config: StackConfig) -> bool:
     """GKE with a dashboard or alerts: Managed Service for Prometheus scrapes what they read (the
     vLLM servers, the gates' own exporters)."""
@@ -104,8 +100,8 @@ def build(config: StackConfig) -> Platform:
         ),
         opts=k8s_opts,
     )
-    sleeping = [w for w in config.workloads if w.autoscale and w.autoscale.to_zero]
-    autoscaled = any(w.autoscale and not w.autoscale.to_zero for w in config.workloads)
+    sleeping = [w for w in config.workloads if sleeps(w)]
+    autoscaled = any(scales_on_metric(w) for w in config.workloads)
     with_adapter = autoscaled and isinstance(cluster, GkeCluster)
     keda = (
         Keda(

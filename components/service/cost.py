@@ -26,6 +26,7 @@ from components.config import (
     StackConfig,
     WorkloadConfig,
 )
+from components.config.sleep import sleeps
 from components.facts import allocatable
 from components.facts.catalog import prices
 from components.platform import keda
@@ -158,9 +159,7 @@ def stack_cost(config: StackConfig) -> StackCost | None:
                 rate,
             )
         )
-    if cluster.mode == "autopilot" and any(
-        w.autoscale and w.autoscale.to_zero for w in config.workloads
-    ):
+    if cluster.mode == "autopilot" and any(sleeps(w) for w in config.workloads):
         cost.lines.append(_keda_line())
     for w in config.workloads:
         if w.node_pool is not None:

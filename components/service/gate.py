@@ -23,6 +23,7 @@ import pulumi_kubernetes as k8s
 
 from components.config.model import WorkloadConfig
 from components.config.rules.exposure import API_KEY_ENV
+from components.config.sleep import sleeps
 from components.facts.labels import (
     APP_INSTANCE_LABEL,
     APP_NAME_LABEL,
@@ -71,11 +72,6 @@ def gate_settings(w: WorkloadConfig, namespace: str) -> haproxy.GateSettings:
             ),
         )
     return settings
-
-
-def sleeps(w: WorkloadConfig) -> bool:
-    """Its replicas go to zero when idle: requests pass through KEDA's interceptor."""
-    return w.autoscale is not None and w.autoscale.to_zero
 
 
 def gate_selector(workload: str) -> dict[str, str]:

@@ -15,6 +15,7 @@ import pulumi
 
 from components.config import NAMESPACE, ExistingClusterConfig, WorkloadConfig, defaults
 from components.config.rules.exposure import API_KEY_ENV
+from components.config.sleep import sleeps
 from components.facts.labels import PRODUCTION_LABEL
 from components.platform import Platform, watched
 from components.platform.certificate import (
@@ -32,7 +33,6 @@ from components.service.gate import (
     gate_selector,
     gate_settings,
     model_service_name,
-    sleeps,
 )
 from components.service.load_balancer import (
     LoadBalancerService,

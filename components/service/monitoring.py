@@ -22,9 +22,10 @@ import yaml
 
 from components.config import NAMESPACE, ClusterConfig, StackConfig
 from components.config.rules import names
+from components.config.sleep import scales_on_metric
 from components.facts.labels import MANAGED_BY_LABEL, PART_OF_LABEL, PRODUCTION_CLUSTER_LABEL
 from components.manifest import manifest
-from components.platform import Platform, scales_on_metric, scraped
+from components.platform import Platform, scraped
 from components.service.autoscaler import pod_monitoring
 from components.service.dashboard import dashboard, display_name
 from components.service.monitoring_queries import Alert, alerts

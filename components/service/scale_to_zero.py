@@ -18,6 +18,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config.model import WorkloadConfig
+from components.config.sleep import sleeps
 from components.facts.labels import workload_labels
 from components.manifest import manifest
 from components.platform import keda_drain
@@ -38,7 +39,7 @@ def http_scaled_object_spec(
     w: WorkloadConfig, namespace: str, service: str, generation_seconds: int
 ) -> dict[str, Any]:
     scale = w.autoscale
-    assert scale is not None and scale.to_zero and w.port is not None
+    assert scale is not None and sleeps(w) and w.port is not None
     return {
         "hosts": [host(w.name, namespace)],
         "scaleTargetRef": {

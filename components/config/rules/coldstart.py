@@ -18,6 +18,7 @@ from components.config.context import Context
 from components.config.model import ModelCache, NodePoolConfig, WorkloadConfig
 from components.config.problems import Problem
 from components.config.schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
+from components.config.sleep import scales_on_metric, sleeps
 from components.facts import allocatable, pins
 
 # --- image streaming ----------------------------------------------------------------------------
@@ -212,7 +213,7 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
                 "needs GKE (the Cloud Storage FUSE CSI driver and Workload Identity), and this "
                 "cluster is an existing one. Remove it.",
             )
-        if scale is not None and scale.min_replicas > 0:
+        if scale is not None and scales_on_metric(w):
             yield Problem(
                 f"{path}.autoscale.minReplicas",
                 f"{scale.min_replicas} scales on a Prometheus metric through Managed Service for "
@@ -299,7 +300,7 @@ def _autoscale_problems(
             "the metric is scraped from the container's port at /metrics, and "
             "the workload has no port. Set port.",
         )
-    if scale.min_replicas == 0:
+    if sleeps(w):
         yield from _to_zero_problems(path, w, scale)
         return
     for key in ("idle_seconds", "wake_timeout_seconds"):

@@ -9,6 +9,7 @@ from components.config import formats
 from components.config.context import Context
 from components.config.problems import Problem
 from components.config.schema import ExposeType, Mode, WorkloadSpec
+from components.config.sleep import sleeps
 
 # The environment variable vLLM's OpenAI server reads its API key from: vllm/envs.py declares
 # "VLLM_API_KEY": lambda: os.environ.get("VLLM_API_KEY", None), and the server adds its
@@ -206,8 +207,8 @@ def sleep_without_key_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterato
     """A model that sleeps is woken by any request that reaches its gate: without a key there,
     anyone who reaches a load balancer or node port starts a GPU node, and a probe every few
     minutes keeps it running at full price while the plan says it idles at none."""
-    scale, expose = w.autoscale, w.expose
-    if scale is None or scale.min_replicas != 0 or expose is None or expose.type == "ClusterIP":
+    expose = w.expose
+    if not sleeps(w) or expose is None or expose.type == "ClusterIP":
         return
     if not gate_has_key(w):
         yield Problem(

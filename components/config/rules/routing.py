@@ -15,14 +15,11 @@ from typing import Literal
 from components.config.context import Context
 from components.config.problems import Problem
 from components.config.schema import WorkloadSpec
+from components.config.sleep import sleeps
 
 Routing = Literal["cache-aware", "round-robin"]
 CACHE_AWARE: Routing = "cache-aware"
 ROUND_ROBIN: Routing = "round-robin"
-
-
-def _sleeps(w: WorkloadSpec) -> bool:
-    return w.autoscale is not None and w.autoscale.min_replicas == 0
 
 
 def _max_replicas(w: WorkloadSpec) -> int:
@@ -33,7 +30,7 @@ def resolve(w: WorkloadSpec) -> Routing:
     """As set; else cache-aware wherever a gate fronts two or more replicas it can reach."""
     if w.routing is not None:
         return w.routing
-    routable = w.expose is not None and w.port is not None and w.kind != "Job" and not _sleeps(w)
+    routable = w.expose is not None and w.port is not None and w.kind != "Job" and not sleeps(w)
     return CACHE_AWARE if routable and _max_replicas(w) >= 2 else ROUND_ROBIN
 
 
@@ -43,7 +40,7 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     path = f"workloads[{i}].routing"
     if w.kind == "Job":
         yield Problem(path, "a Job runs one pod and serves no requests. Remove routing.")
-    elif _sleeps(w):
+    elif sleeps(w):
         yield Problem(
             path,
             "a model that sleeps (autoscale.minReplicas: 0) is reached through KEDA's "

@@ -200,26 +200,45 @@ KIND_MAY_IMPORT = (
 )
 
 
-def _kind_offences(source: str, module: str, is_package: bool = False) -> list[str]:
+def _slice_offences(
+    source: str, module: str, may_import: tuple[str, ...], is_package: bool = False
+) -> list[str]:
+    """What a slice module (components/kinds/, components/expose/) imports of components/ beyond
+    `may_import`: its package itself (`from components.kinds import base`) is let through, each
+    module it names is judged."""
+    package = module.rsplit(".", 1)[0] if not is_package else module
     return sorted(
         {
             name
             for name in imported(source, module, is_package)
             if _in(name, "components")
-            and name not in ("components", "components.kinds")
-            and not any(_in(name, allowed) for allowed in KIND_MAY_IMPORT)
+            and name not in ("components", package)
+            and not any(_in(name, allowed) for allowed in may_import)
         }
     )
+
+
+def _slice_offenders(folder: Path, may_import: tuple[str, ...]) -> dict[str, list[str]]:
+    """Each module of a slice folder with what it imports beyond `may_import`."""
+    return {
+        str(path.relative_to(ROOT)): found
+        for path in sorted(folder.glob("*.py"))
+        if (
+            found := _slice_offences(
+                path.read_text(), _module(path), may_import, path.name == "__init__.py"
+            )
+        )
+    }
+
+
+def _kind_offences(source: str, module: str) -> list[str]:
+    return _slice_offences(source, module, KIND_MAY_IMPORT)
 
 
 def test_a_kind_imports_the_layers_below_and_the_protocol_only():
     kinds = sorted((ROOT / "components" / "kinds").glob("*.py"))
     assert len(kinds) >= 4, f"found only {[p.name for p in kinds]}: the check would not look"
-    offenders = {
-        str(path.relative_to(ROOT)): found
-        for path in kinds
-        if (found := _kind_offences(path.read_text(), _module(path), path.name == "__init__.py"))
-    }
+    offenders = _slice_offenders(ROOT / "components" / "kinds", KIND_MAY_IMPORT)
     assert not offenders, (
         f"{offenders}: a kind imports only {KIND_MAY_IMPORT}; share code through "
         "components/kinds/base.py, and let components/slices.py list the kinds"
@@ -307,16 +326,8 @@ EXPOSURE_MAY_IMPORT = (
 )
 
 
-def _exposure_offences(source: str, module: str, is_package: bool = False) -> list[str]:
-    return sorted(
-        {
-            name
-            for name in imported(source, module, is_package)
-            if _in(name, "components")
-            and name not in ("components", "components.expose")
-            and not any(_in(name, allowed) for allowed in EXPOSURE_MAY_IMPORT)
-        }
-    )
+def _exposure_offences(source: str, module: str) -> list[str]:
+    return _slice_offences(source, module, EXPOSURE_MAY_IMPORT)
 
 
 def test_an_exposure_imports_the_layers_below_and_the_protocol_only():
@@ -324,13 +335,7 @@ def test_an_exposure_imports_the_layers_below_and_the_protocol_only():
     assert len(exposures) >= 6, (
         f"found only {[p.name for p in exposures]}: the check would not look"
     )
-    offenders = {
-        str(path.relative_to(ROOT)): found
-        for path in exposures
-        if (
-            found := _exposure_offences(path.read_text(), _module(path), path.name == "__init__.py")
-        )
-    }
+    offenders = _slice_offenders(ROOT / "components" / "expose", EXPOSURE_MAY_IMPORT)
     assert not offenders, (
         f"{offenders}: an exposure imports only {EXPOSURE_MAY_IMPORT}; share code through "
         "components/expose/base.py, and let components/slices.py list the exposures"

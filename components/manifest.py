@@ -12,3 +12,16 @@ def manifest(fields: dict[str, Any]) -> Any:
     the type checker is told once, here, that the camelCase form is intended.
     """
     return fields
+
+
+def claim_spec(size: str, storage_class: str | None) -> dict[str, Any]:
+    """A PersistentVolumeClaim's spec for one pod's disk: read-write by one node, `size`, and
+    the cluster's default StorageClass unless one is named. A StatefulSet's data claims and a
+    pod's ephemeral cache claim are both this."""
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": size}},
+    }
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    return spec

@@ -9,20 +9,15 @@ import pulumi_kubernetes as k8s
 
 from components.config import WorkloadConfig
 from components.kinds.base import Kind, Request, replicas
-from components.manifest import manifest
+from components.manifest import claim_spec, manifest
 
 
 def data_claims(w: WorkloadConfig) -> list[dict[str, Any]]:
     """A StatefulSet's volumeClaimTemplates: one data disk per pod (workloads[].storage)."""
     if w.storage is None:
         return []
-    claim_spec: dict[str, Any] = {
-        "accessModes": ["ReadWriteOnce"],
-        "resources": {"requests": {"storage": w.storage.size}},
-    }
-    if w.storage.storage_class:
-        claim_spec["storageClassName"] = w.storage.storage_class
-    return [{"metadata": {"name": "data"}, "spec": claim_spec}]
+    spec = claim_spec(w.storage.size, w.storage.storage_class)
+    return [{"metadata": {"name": "data"}, "spec": spec}]
 
 
 # What Kubernetes does with the claims of a StatefulSet's volumeClaimTemplates when the StatefulSet

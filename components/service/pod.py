@@ -14,6 +14,7 @@ from components.config.formats import is_vllm_image
 from components.config.rules.exposure import API_KEY_ENV
 from components.config.rules.mounts import HOME_PATH, SHM_PATH, TMP_PATH, mounts_home
 from components.facts.labels import GPU_RESOURCE, workload_labels
+from components.manifest import claim_spec
 from components.service.model_cache import model_cache_volumes, pod_annotations
 from components.service.placement import node_selector, tolerations, zone_spread
 
@@ -159,12 +160,7 @@ def cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
     (kubernetes.io/docs/concepts/storage/ephemeral-volumes/#generic-ephemeral-volumes)."""
     if w.cache is None:
         return []
-    claim: dict[str, Any] = {
-        "accessModes": ["ReadWriteOnce"],
-        "resources": {"requests": {"storage": w.cache.size}},
-    }
-    if w.cache.storage_class:
-        claim["storageClassName"] = w.cache.storage_class
+    claim = claim_spec(w.cache.size, w.cache.storage_class)
     return [{"name": "cache", "ephemeral": {"volumeClaimTemplate": {"spec": claim}}}]
 
 

@@ -34,30 +34,36 @@ class Result:
         return text + (f". Fix: {self.fix}" if self.fix else "")
 
 
+def _plain_http(target: Target) -> Result:
+    """An endpoint without TLS: a failure unless the user asked to check a plain one."""
+    name = "TLS"
+    if target.ca_pem:
+        return Result(
+            name,
+            False,
+            f"no TLS: {target.url} is plain http although the stack exports a CA "
+            "(caCertificate); the key would cross the network in clear text",
+            "serve the endpoint over HTTPS (remove expose.tls: false) and `pulumi up`",
+            final=True,
+        )
+    if not target.allow_plain_http:
+        return Result(
+            name,
+            False,
+            f"no TLS: {target.url} is plain http; the checks would send the key in clear text",
+            "serve it over HTTPS (remove expose.tls: false), or pass --allow-plain-http to "
+            "check an endpoint you made plain on purpose",
+            final=True,
+        )
+    return Result(
+        name, True, f"none: {target.url} is plain http (--allow-plain-http: key in clear)"
+    )
+
+
 def check_tls(endpoint: Endpoint, target: Target) -> Result:
     name = "TLS"
     if not endpoint.tls:
-        if target.ca_pem:
-            return Result(
-                name,
-                False,
-                f"no TLS: {target.url} is plain http although the stack exports a CA "
-                "(caCertificate); the key would cross the network in clear text",
-                "serve the endpoint over HTTPS (remove expose.tls: false) and `pulumi up`",
-                final=True,
-            )
-        if not target.allow_plain_http:
-            return Result(
-                name,
-                False,
-                f"no TLS: {target.url} is plain http; the checks would send the key in clear text",
-                "serve it over HTTPS (remove expose.tls: false), or pass --allow-plain-http to "
-                "check an endpoint you made plain on purpose",
-                final=True,
-            )
-        return Result(
-            name, True, f"none: {target.url} is plain http (--allow-plain-http: key in clear)"
-        )
+        return _plain_http(target)
     trust = "the stack's CA (caCertificate)" if target.ca_pem else "the system's trust store"
     try:
         endpoint.handshake().close()

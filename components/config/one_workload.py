@@ -87,8 +87,13 @@ def resolve(
         "workloads": [to_raw(workload, WorkloadSpec)],
     }
     secret = bool(secret_env) or secret_args
+    # secretEnv names the Args' secrets, handed over as Inputs (the caller checks each is there),
+    # not config keys that might have been set in plain text.
+    entry = raw["workloads"][0]
+    named = entry.get("secretEnv") if isinstance(entry, Mapping) else None
+    handed = [v for v in named.values() if isinstance(v, str)] if isinstance(named, Mapping) else []
     ctx = Context(
-        secret_keys=frozenset({"workloads"} if secret else ()),
+        secret_keys=frozenset([*(["workloads"] if secret else []), *handed]),
         secure_paths=None
         if secret_args
         else frozenset(f"{STACK_PATH}.env.{key}" for key in secret_env),

@@ -38,7 +38,7 @@ def _args(
         region=config.region,
         namespace=config.namespace,
         secrets={key: secrets.require_secret(key) for _, key in w.secret_env},
-        secret_env=[env for env, _ in w.secret_values],
+        env_secrets=[env for env, _ in w.secret_values],
         secret_args=w.secret_args,
         monitored=watched(config),
         waits=_waits(platform),

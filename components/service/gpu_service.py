@@ -99,7 +99,7 @@ class GpuServiceArgs(TypedDict):
     """The Kubernetes namespace the workload lives in. Default: `gke-gpu`."""
     secrets: NotRequired[dict[str, pulumi.Input[str]]]
     """The values `workload.secretEnv` names, by name (secrets)."""
-    secret_env: NotRequired[list[str]]
+    env_secrets: NotRequired[list[str]]
     """Keys of `workload.env` whose values are secrets: kept in the workload's Secret."""
     secret_args: NotRequired[bool]
     """`workload.args` may hold a secret: passed through the Secret (every env value too)."""
@@ -341,7 +341,7 @@ def _resolved(args: GpuServiceArgs) -> Resolved:
             args.get("cluster", {}),
             args.get("node_pools", []),
             region=args.get("region", ""),
-            secret_env=args.get("secret_env", ()),
+            secret_env=args.get("env_secrets", ()),
             secret_args=args.get("secret_args", False),
         )
     except ConfigError as error:

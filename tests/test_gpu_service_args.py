@@ -72,6 +72,7 @@ try:
     GpuService("llm", args)
 except Exception as error:
     pulumi.export("problems", getattr(error, "problems", [repr(error)]))
+    pulumi.export("error", str(error).splitlines()[0])
 """
 
 GOOD_WORKLOAD = """{
@@ -205,6 +206,9 @@ def test_bad_args_report_every_problem_with_its_path_and_register_nothing(
     paths = {p.split(":", 1)[0] for p in problems}
     assert {"workload.name", "workload.image", "workload.expose.port"} <= paths, problems
     assert any(p.startswith("workload.gpu.count") for p in problems), problems
+    assert "the Args of GpuService 'llm'" in direct.stack_outputs["error"], (
+        "the error must say which component's Args are wrong"
+    )
     assert not [r for r in direct.resources if SERVICE_TYPE in r.urn], (
         "nothing of a GpuService with bad Args may be registered"
     )

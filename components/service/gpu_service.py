@@ -121,7 +121,7 @@ class GpuService(pulumi.ComponentResource):
         self, name: str, args: GpuServiceArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         # Every problem of the Args at once, before anything is registered.
-        resolved = _resolved(args)
+        resolved = _resolved(args, f"the Args of GpuService {name!r}")
         super().__init__("gke-gpu:index:GpuService", name, None, opts)
         w = resolved.workload
         self.workload: WorkloadConfig = w
@@ -130,10 +130,10 @@ class GpuService(pulumi.ComponentResource):
         self._k8s = pulumi.ResourceOptions(
             parent=self, providers=[args["kubernetes"]], aliases=WAS_ROOT
         )
-        name_of = args.get("namespace", defaults.DEFAULT_NAMESPACE)
-        self._namespace_name = name_of
+        self._namespace_name = namespace = args.get("namespace", defaults.DEFAULT_NAMESPACE)
+        # The name, carrying the namespace's resources: objects placed in it depend on them.
         self._namespace = pulumi.Output.all(*self._waits.get("namespace", [])).apply(
-            lambda _: name_of
+            lambda _: namespace
         )
         after = [*_waiting(self._waits.get("gpu_capacity", [])), *self._capacity()]
         # Generated once, kept in state, read by vLLM from VLLM_API_KEY (the workload's Secret).
@@ -328,7 +328,7 @@ def _waiting(outputs: Sequence[pulumi.Input[str]]) -> list[pulumi.Resource]:
     ]
 
 
-def _resolved(args: GpuServiceArgs) -> Resolved:
+def _resolved(args: GpuServiceArgs, where: str) -> Resolved:
     """The workload decided from the Args by the config layer's rules; every problem at once."""
     missing = [
         Problem(key, f"is required {why}. Set it.")
@@ -345,10 +345,10 @@ def _resolved(args: GpuServiceArgs) -> Resolved:
             secret_args=args.get("secret_args", False),
         )
     except ConfigError as error:
-        raise ConfigError([*missing, *error.problems]) from None
+        raise ConfigError([*missing, *error.problems], where) from None
     problems = [*missing, *_problems(args, resolved)]
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(problems, where)
     return resolved
 
 

@@ -13,7 +13,7 @@ from pulumi.provider.experimental.analyzer import Analyzer
 
 from components.service import gpu_service
 from components.service.gpu_service import GpuService
-from tests.conftest import MINIMAL
+from tests.conftest import MINIMAL, STANDARD
 from tools import args as generator
 from tools.engine import Registration, run_program
 
@@ -47,7 +47,7 @@ import pulumi_kubernetes as k8s
 from components.platform.certificate import CertificateAuthority, CertificateAuthorityArgs
 from components.service.gpu_service import GpuService, GpuServiceArgs
 from components.service.workload_args import (
-    ServiceClusterMode, WorkloadExposeType,
+    ServiceClusterMode, ServiceNodePoolDriver, WorkloadExposeType,
 )
 
 provider = k8s.Provider("k8s", kubeconfig="{}")
@@ -57,8 +57,9 @@ namespace = k8s.core.v1.Namespace(
 ca = CertificateAuthority("ca", CertificateAuthorityArgs(stack="test"))
 args = GpuServiceArgs(
     workload=WORKLOAD,
-    cluster={"mode": ServiceClusterMode.Autopilot, "name": "gke-gpu-test",
+    cluster={"mode": MODE, "name": "gke-gpu-test",
              "location": "us-central1", "deletion_protection": False},
+    node_pools=POOLS,
     kubernetes=provider,
     project="acme-ml-test",
     region="us-central1",
@@ -89,9 +90,15 @@ GOOD_WORKLOAD = """{
 }"""
 
 
-def _program(tmp_path: Path, workload: str) -> Path:
+def _program(
+    tmp_path: Path,
+    workload: str,
+    mode: str = "ServiceClusterMode.Autopilot",
+    pools: str = "[]",
+) -> Path:
     path = tmp_path / "program.py"
-    path.write_text(textwrap.dedent(PROGRAM).replace("WORKLOAD", workload))
+    text = PROGRAM.replace("WORKLOAD", workload).replace("MODE", mode)
+    path.write_text(textwrap.dedent(text).replace("POOLS", pools))
     return path
 
 
@@ -175,6 +182,82 @@ def test_a_gpu_service_built_from_args_registers_what_the_stack_file_registers(
     assert len(mine) > 10, "the service's gate, workload, Service and certificate"
     for key, registration in theirs.items():
         assert mine[key].inputs == registration.inputs, f"{key}: inputs differ"
+
+
+# The Standard stack of tests/conftest.py, as Args: its pool with the machine and driver the stack
+# decided for it (g2-standard-8: the smallest L4 machine whose node holds the default-sized pod).
+STANDARD_WORKLOAD = """{
+    "name": "llm",
+    "image": "vllm/vllm-openai:v0.6.4",
+    "gpu": {"type": "nvidia-l4", "count": 1},
+    "spot": True,
+    "port": 8000,
+    "probe": {"path": "/health"},
+    "expose": {"port": 443},
+}"""
+STANDARD_POOLS = """[{
+    "name": "l4", "gpu": {"type": "nvidia-l4", "count": 1}, "spot": True, "max_nodes": 2,
+    "machine_type": "g2-standard-8", "driver": ServiceNodePoolDriver.Default,
+}]"""
+
+
+def test_on_standard_a_gpu_service_from_args_lands_on_its_pool_as_the_stack_files_does(
+    tmp_path: Path,
+) -> None:
+    stack = run_program(STANDARD, stack="test").resources
+    program = _program(tmp_path, STANDARD_WORKLOAD, "ServiceClusterMode.Standard", STANDARD_POOLS)
+    direct = run_program({}, stack="test", program=program)
+    assert "problems" not in direct.stack_outputs, direct.stack_outputs.get("problems")
+    mine, theirs = _in_service(direct.resources), _in_service(stack)
+    assert sorted(mine) == sorted(theirs)
+    deployment = ("kubernetes:apps/v1:Deployment", "workload-llm-deployment")
+    assert mine[deployment].inputs == theirs[deployment].inputs, (
+        "the pod must select the same GKE pool (its hashed name), request the same share of the "
+        "node and roll out the same way"
+    )
+
+
+# Two workloads on one pool: the pool's machine (g2-standard-32, for b's 20 CPUs) and a's rollout
+# (no room for a surge pod beside b's at maxNodes) are the stack's decisions, not a's alone (which
+# would be g2-standard-8 and surge).
+SHARED: dict[str, Any] = {
+    **MINIMAL,
+    "gke-gpu:cluster": {"mode": "standard", "deletionProtection": False},
+    "gke-gpu:nodePools": [{"name": "l4", "gpu": {"type": "nvidia-l4", "count": 1}, "maxNodes": 2}],
+    "gke-gpu:workloads": [
+        {
+            "name": "a",
+            "image": "vllm/vllm-openai:v0.6.4",
+            "gpu": {"type": "nvidia-l4", "count": 1},
+            "port": 8000,
+            "cache": {"size": "30Gi"},
+        },
+        {
+            "name": "b",
+            "image": "ghcr.io/acme/batch:1",
+            "gpu": {"type": "nvidia-l4", "count": 1},
+            "resources": {"cpu": "20", "memory": "64Gi"},
+        },
+    ],
+}
+
+
+def test_each_gpu_service_gets_what_the_stack_decided_for_its_shared_pool() -> None:
+    from components.config import load
+
+    raw = {k.partition(":")[2]: v for k, v in SHARED.items() if k.startswith("gke-gpu:")}
+    a = load(raw, project="acme-ml-test", region="us-central1", stack="test").workloads[0]
+    recording = run_program(SHARED, stack="test")
+    spec = next(r for r in recording.resources if r.name == "workload-a-deployment").inputs["spec"]
+    requests = spec["template"]["spec"]["containers"][0]["resources"]["requests"]
+    assert (requests["cpu"], requests["memory"]) == (a.cpu, a.memory), (
+        "the pod must request its share of the machine the stack chose for the pool with all its "
+        "workloads, which the offline plan and the cost show"
+    )
+    assert spec["strategy"] == {"type": "Recreate"}, (
+        f"rollout {a.rollout!r}: a surge pod beside b's pods would wait for a node the pool "
+        "cannot add"
+    )
 
 
 def test_objects_wait_for_the_namespace_passed_as_an_output(tmp_path: Path) -> None:

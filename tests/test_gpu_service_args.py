@@ -271,6 +271,66 @@ def test_objects_wait_for_the_namespace_passed_as_an_output(tmp_path: Path) -> N
     )
 
 
+# What Pulumi's provider host hands GpuService when a TypeScript or YAML program creates one
+# (issue 33): the wire's camelCase keys, enum values as strings, numbers as floats, mapped to the
+# Args by the SDK's ComponentProvider (the resource reference deserialized to a Provider).
+WIRE_PROGRAM = """
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi.provider.experimental.component import ComponentProvider
+
+from components.platform.certificate import CertificateAuthority, CertificateAuthorityArgs
+from components.service.gpu_service import GpuService
+
+provider = k8s.Provider("k8s", kubeconfig="{}")
+namespace = k8s.core.v1.Namespace(
+    "ns", metadata={"name": "gke-gpu"}, opts=pulumi.ResourceOptions(provider=provider)
+)
+ca = CertificateAuthority("ca", CertificateAuthorityArgs(stack="test"))
+inputs = {
+    "workload": {
+        "name": "llm",
+        "image": "vllm/vllm-openai:v0.6.4",
+        "args": ["Qwen/Qwen2.5-0.5B-Instruct"],
+        "gpu": {"type": "nvidia-l4", "count": 1.0},
+        "spot": True,
+        "expose": {"port": 443.0, "staticIp": True, "sourceRanges": ["203.0.113.0/24"],
+                   "type": "LoadBalancer"},
+        "env": {"LOG_LEVEL": "info"},
+        "cache": {"size": "30Gi"},
+        "secretEnv": {"HF_TOKEN": "hfToken"},
+    },
+    "cluster": {"mode": "autopilot", "name": "gke-gpu-test", "location": "us-central1",
+                "deletionProtection": False},
+    "kubernetes": provider,
+    "project": "acme-ml-test",
+    "region": "us-central1",
+    "namespace": "gke-gpu",
+    "secrets": {"hfToken": pulumi.Output.secret("hf-secret-value")},
+    "ca": {"certPem": ca.cert_pem, "privateKeyPem": ca.private_key_pem},
+    "monitored": True,
+    "waits": {"namespace": [namespace.metadata.name]},
+}
+ComponentProvider([GpuService], "gke-gpu").construct(
+    "llm", "gke-gpu:index:GpuService", inputs, None
+)
+"""
+
+
+def test_the_provider_hosts_wire_inputs_build_the_same_gpu_service(
+    tmp_path: Path, from_stack: list[Registration]
+) -> None:
+    program = tmp_path / "wire.py"
+    program.write_text(WIRE_PROGRAM)
+    wire = run_program({}, stack="test", program=program)
+    mine, theirs = _in_service(wire.resources), _in_service(from_stack)
+    assert sorted(mine) == sorted(theirs), (
+        "a TypeScript program's GpuService must register what the stack file's does"
+    )
+    for key, registration in theirs.items():
+        assert mine[key].inputs == registration.inputs, f"{key}: inputs differ"
+
+
 # --- bad Args -----------------------------------------------------------------------------------
 
 BAD_WORKLOAD = """{

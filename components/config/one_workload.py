@@ -31,7 +31,8 @@ STACK_PATH, ARGS_PATH = "workloads[0]", "workload"
 
 def to_raw(value: Any, model: type[BaseModel] | None) -> Any:
     """A value of the generated TypedDicts as the stack file writes it: each key of `model` by
-    its alias (camelCase), Enums by their value, a user's own map (env, nodeSelector) as is."""
+    its alias (camelCase), Enums by their value, a whole number as an int, a user's own map
+    (env, nodeSelector) as is."""
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Mapping):
@@ -46,6 +47,12 @@ def to_raw(value: Any, model: type[BaseModel] | None) -> Any:
         }
     if isinstance(value, list | tuple):
         return [to_raw(v, model) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        # Numbers cross the wire as floats. Pulumi's provider host means to turn an integer
+        # input back into an int (pulumi/pulumi#21944), but in the SDK pinned here (3.272.0,
+        # pulumi/provider/experimental/component.py lines 276-287) the plain value overwrites
+        # the converted one. The schema has no float key, so a whole number is an int.
+        return int(value)
     return value
 
 

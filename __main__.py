@@ -3,7 +3,8 @@
 The config is validated whole before anything is registered (components/config); the platform
 is the cluster, its GPU capacity, the namespace, the metrics adapter and the CA
 (components/platform/__init__.py); each workload becomes one GpuService
-(components/service/gpu_service.py); the stack's dashboard and alerts are StackMonitoring
+(components/service/gpu_service.py) from the Args the stack's front end builds
+(components/service/from_stack.py); the stack's dashboard and alerts are StackMonitoring
 (components/service/monitoring.py).
 """
 
@@ -12,7 +13,8 @@ import pulumi
 from components import platform as platforms
 from components.config import from_pulumi
 from components.outputs import stack_outputs
-from components.service.gpu_service import GpuService, GpuServiceArgs
+from components.service.from_stack import service_args
+from components.service.gpu_service import GpuService
 from components.service.monitoring import StackMonitoring, StackMonitoringArgs
 
 config = from_pulumi()
@@ -20,7 +22,7 @@ for advisory in config.advisories:
     pulumi.log.warn(advisory)
 
 platform = platforms.build(config)
-services = [GpuService(w.name, GpuServiceArgs(w, platform)) for w in config.workloads]
+services = [GpuService(name, args) for name, args in service_args(config, platform)]
 StackMonitoring("monitoring", StackMonitoringArgs(platform))
 
 for key, value in stack_outputs(platform, services).items():

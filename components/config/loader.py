@@ -23,7 +23,13 @@ from typing import Any, TypeVar
 
 from components.config import build, keys
 from components.config.context import Context
-from components.config.model import MonitoringConfig, NodePoolConfig, StackConfig, WorkloadConfig
+from components.config.model import (
+    MonitoringConfig,
+    NodePoolConfig,
+    Specs,
+    StackConfig,
+    WorkloadConfig,
+)
 from components.config.problems import ConfigError, Problem, Problems
 from components.config.rules import (
     adapters,
@@ -140,6 +146,21 @@ def load(
         device_plugin=cluster_rules.device_plugin(raw.get("devicePlugin"), ctx, problems),
     )
     problems += _cluster_problems(raw, parsed, ctx, problems)
+    decided, node_pools, ctx = decide(raw, parsed, ctx, problems)
+    if parsed.monitoring is not None:
+        problems += monitoring.problems(parsed.monitoring, ctx)
+    reported = problems.final()
+    if reported:
+        raise ConfigError(reported)
+    built = tuple(build.workload(plan, ctx) for plan in decided)
+    return _stack(parsed, ctx, project, stack, tuple(node_pools.values()), built)
+
+
+def decide(
+    raw: Mapping[str, Any], parsed: keys.Parsed, ctx: Context, problems: Problems
+) -> tuple[list[build.WorkloadPlan], dict[str, NodePoolConfig], Context]:
+    """Steps 3 and 4 for the pools and workloads: their rules, then what is decided for each
+    (the stack's load, and a GpuService's own Args: components/config/one_workload.py)."""
     drafts, broken = _pools(raw, parsed, ctx, problems)
     ctx = dataclasses.replace(
         ctx, pools=tuple(d.config for d in drafts), broken_pool_gpus=frozenset(broken)
@@ -150,14 +171,7 @@ def load(
         plugin = cluster_rules.plugin_node_terms(ctx.device_plugin, selectors)
         ctx = dataclasses.replace(ctx, device_plugin=plugin)
     node_pools, fits = _fit(drafts, placed, parsed.cluster, problems)
-    decided = _decide(placed, node_pools, fits, ctx, problems)
-    if parsed.monitoring is not None:
-        problems += monitoring.problems(parsed.monitoring, ctx)
-    reported = problems.final()
-    if reported:
-        raise ConfigError(reported)
-    built = tuple(build.workload(plan, ctx) for plan in decided)
-    return _stack(parsed, ctx, project, stack, tuple(node_pools.values()), built)
+    return _decide(placed, node_pools, fits, ctx, problems), node_pools, ctx
 
 
 def _cluster_problems(
@@ -340,4 +354,9 @@ def _stack(
             *exposure.advisories(parsed.workloads),
         ),
         monitoring=build.from_spec(MonitoringConfig, parsed.monitoring or MonitoringSpec()),
+        specs=Specs(
+            parsed.cluster,
+            tuple(spec for _, spec in parsed.pools),
+            tuple(spec for _, spec in parsed.workloads),
+        ),
     )

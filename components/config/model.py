@@ -9,6 +9,7 @@ import pulumi
 
 from components.config.rules.registry import Repository
 from components.config.schema import (
+    ClusterSpec,
     DevicePluginType,
     DnsEndpoint,
     Driver,
@@ -16,6 +17,8 @@ from components.config.schema import (
     ExposeType,
     Kind,
     Mode,
+    NodePoolSpec,
+    WorkloadSpec,
 )
 from components.facts.allocatable import Resources
 
@@ -436,6 +439,17 @@ class MonitoringConfig:
 
 
 @dataclass(frozen=True)
+class Specs:
+    """The stack file's cluster, node pools and workloads as parsed (schema models, defaults
+    applied): what the stack's front end hands each GpuService as its Args
+    (components/service/from_stack.py)."""
+
+    cluster: ClusterSpec
+    node_pools: tuple[NodePoolSpec, ...]
+    workloads: tuple[WorkloadSpec, ...]
+
+
+@dataclass(frozen=True)
 class StackConfig:
     project: str
     """gcp:project; empty in existing mode, which creates no Google Cloud resource."""
@@ -456,6 +470,8 @@ class StackConfig:
     outside Artifact Registry): shown by `pulumi up` (a warning) and the offline plan."""
     monitoring: MonitoringConfig = field(default=MonitoringConfig())
     """The dashboard and alerts (on by default)."""
+    specs: Specs | None = None
+    """The specs the config was decided from (None: a config built by hand, in tests)."""
 
     @property
     def production(self) -> bool:

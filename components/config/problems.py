@@ -29,12 +29,12 @@ def under(path: str, base: str) -> bool:
 class ConfigError(pulumi.RunError):
     """Every problem found in a stack's config; Pulumi prints it without a Python traceback."""
 
-    def __init__(self, problems: Sequence[Problem | str]) -> None:
+    def __init__(
+        self, problems: Sequence[Problem | str], where: str = "the gke-gpu config"
+    ) -> None:
         self.problems = [str(p) for p in problems]
         listing = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(
-            f"{len(problems)} problem(s) in the gke-gpu config; nothing was created:\n{listing}"
-        )
+        super().__init__(f"{len(problems)} problem(s) in {where}; nothing was created:\n{listing}")
 
 
 @dataclass

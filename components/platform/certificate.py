@@ -121,7 +121,10 @@ class CertificateAuthority(pulumi.ComponentResource):
 
 @dataclass(frozen=True)
 class ServerCertificateArgs:
-    ca: CertificateAuthority
+    ca_cert_pem: pulumi.Input[str]
+    """The signing CA's certificate (CertificateAuthority.cert_pem)."""
+    ca_private_key_pem: pulumi.Input[str]
+    """The signing CA's key (CertificateAuthority.private_key_pem, secret)."""
     common_name: str
     ip_addresses: pulumi.Input[Sequence[str]] = ()
     dns_names: pulumi.Input[Sequence[str]] = ()
@@ -156,8 +159,8 @@ class ServerCertificate(pulumi.ComponentResource):
         cert = tls.LocallySignedCert(
             f"{name}-cert",
             cert_request_pem=request.cert_request_pem,
-            ca_cert_pem=args.ca.cert_pem,
-            ca_private_key_pem=args.ca.private_key_pem,
+            ca_cert_pem=args.ca_cert_pem,
+            ca_private_key_pem=args.ca_private_key_pem,
             validity_period_hours=SERVER_VALIDITY_HOURS,
             early_renewal_hours=SERVER_EARLY_RENEWAL_HOURS,
             allowed_uses=list(SERVER_USES),

@@ -7,17 +7,20 @@ URNs (and their children's, which the engine derives from the parent's alias), s
 deployed before upgrades without deleting or replacing anything (tests/test_upgrades.py).
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+from collections.abc import Sequence
+from typing import NotRequired, TypedDict, cast
 
 import pulumi
+import pulumi_kubernetes as k8s
 
-from components.config import NAMESPACE, ExistingClusterConfig, WorkloadConfig, defaults
+from components.config import ConfigError, WorkloadConfig, defaults
+from components.config.one_workload import Resolved, resolve, to_raw
+from components.config.problems import Problem
 from components.config.rules.exposure import API_KEY_ENV
+from components.config.rules.network import DEFAULT_NETWORK
+from components.config.schema import ClusterSpec
 from components.config.sleep import sleeps
 from components.facts.labels import PRODUCTION_LABEL
-from components.platform import Platform, watched
 from components.platform.certificate import (
     ServerCertificate,
     ServerCertificateArgs,
@@ -43,35 +46,96 @@ from components.service.load_balancer import (
 from components.service.model_cache import ModelCacheAccess, ModelCacheAccessArgs
 from components.service.scale_to_zero import ScaleToZero, ScaleToZeroArgs
 from components.service.workload import GpuWorkload, GpuWorkloadArgs
+from components.service.workload_args import ServiceCluster, ServiceNodePool, Workload
 
 # Where every child of a GpuService lived before the component: the stack's root.
 WAS_ROOT = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
 
 
-@dataclass(frozen=True)
-class GpuServiceArgs:
-    workload: WorkloadConfig
-    platform: Platform
+class GpuServiceCa(TypedDict):
+    """The CA that signs the certificate of a workload served over TLS (`expose.tls`)."""
+
+    cert_pem: pulumi.Input[str]
+    """Its certificate (public: clients trust it)."""
+    private_key_pem: pulumi.Input[str]
+    """Its private key (a secret)."""
+
+
+class GpuServiceWaits(TypedDict):
+    """What the service's objects wait for: outputs of resources of any package (their `urn`,
+    or another output of them; a component's stands for every resource in it). A component's
+    own `dependsOn` does not reach its children, so each child is handed the ones it needs."""
+
+    namespace: NotRequired[list[pulumi.Input[str]]]
+    """The namespace (e.g. its Namespace's `metadata.name`): every object placed in it."""
+    gpu_capacity: NotRequired[list[pulumi.Input[str]]]
+    """The GPU capacity pods need: node pools, driver installers, the device plugin."""
+    cluster: NotRequired[list[pulumi.Input[str]]]
+    """The cluster: the model bucket's access is granted to its workload identity pool."""
+    keda: NotRequired[list[pulumi.Input[str]]]
+    """KEDA and its HTTP add-on, ready (a workload with `autoscale.minReplicas: 0`)."""
+    metrics_adapter: NotRequired[list[pulumi.Input[str]]]
+    """The custom metrics adapter the HorizontalPodAutoscaler reads (`autoscale`, GKE)."""
+
+
+class GpuServiceArgs(TypedDict):
+    """One GPU workload and everything that makes it a service, on a cluster built elsewhere."""
+
+    workload: Workload
+    """The workload, as a stack file's `gke-gpu:workloads` entry writes it."""
+    cluster: ServiceCluster
+    """The cluster's keys its decisions read, as the stack file's `gke-gpu:cluster` writes them
+    (`name` and `location` as the cluster has them)."""
+    kubernetes: k8s.Provider
+    """The Kubernetes provider of the cluster every Kubernetes object is created through."""
+    node_pools: NotRequired[list[ServiceNodePool]]
+    """Standard: the cluster's GPU node pools, as `gke-gpu:nodePools` entries, each with the
+    `machineType` and `driver` it has; the workload lands on the smallest that fits."""
+    project: NotRequired[str]
+    """The Google Cloud project (GKE: required)."""
+    region: NotRequired[str]
+    """The region of the cluster (GKE: required)."""
+    namespace: NotRequired[str]
+    """The Kubernetes namespace the workload lives in. Default: `gke-gpu`."""
+    secrets: NotRequired[dict[str, pulumi.Input[str]]]
+    """The values `workload.secretEnv` names, by name (secrets)."""
+    env_secrets: NotRequired[list[str]]
+    """Keys of `workload.env` whose values are secrets: kept in the workload's Secret."""
+    secret_args: NotRequired[bool]
+    """`workload.args` may hold a secret: passed through the Secret (every env value too)."""
+    ca: NotRequired[GpuServiceCa]
+    """Signs the certificate of a workload exposed with TLS (required then)."""
+    monitored: NotRequired[bool]
+    """GKE with a dashboard or alerts: Managed Service for Prometheus scrapes the gate."""
+    waits: NotRequired[GpuServiceWaits]
+    """What its objects wait for."""
 
 
 class GpuService(pulumi.ComponentResource):
     api_key: pulumi.Output[str] | None
     """The generated key the gate (and vLLM) require (secret); None without `apiKey`."""
-    service: LoadBalancerService | None
-    """The exposed Service; None for a workload that is not exposed."""
     url: pulumi.Output[str | None] | None
-    workload: WorkloadConfig
+    """Where the workload answers; None for a workload that is not exposed."""
 
     def __init__(
         self, name: str, args: GpuServiceArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        # Every problem of the Args at once, before anything is registered.
+        resolved = _resolved(args, f"the Args of GpuService {name!r}")
         super().__init__("gke-gpu:index:GpuService", name, None, opts)
-        w, platform = args.workload, args.platform
-        self.workload, self._platform = w, platform
+        w = resolved.workload
+        self.workload: WorkloadConfig = w
+        self._args, self._cluster = args, resolved.cluster
+        self._waits: GpuServiceWaits = args.get("waits", {})
         self._k8s = pulumi.ResourceOptions(
-            parent=self, providers=[platform.cluster.provider], aliases=WAS_ROOT
+            parent=self, providers=[args["kubernetes"]], aliases=WAS_ROOT
         )
-        after = [*platform.capacity, *self._capacity()]
+        self._namespace_name = namespace = args.get("namespace", defaults.DEFAULT_NAMESPACE)
+        # The name, carrying the namespace's resources: objects placed in it depend on them.
+        self._namespace = pulumi.Output.all(*self._waits.get("namespace", [])).apply(
+            lambda _: namespace
+        )
+        after = [*_waiting(self._waits.get("gpu_capacity", [])), *self._capacity()]
         # Generated once, kept in state, read by vLLM from VLLM_API_KEY (the workload's Secret).
         self.api_key = (
             ApiKey(f"apikey-{w.name}", ApiKeyArgs(workload=w.name), opts=self._root()).value
@@ -89,25 +153,26 @@ class GpuService(pulumi.ComponentResource):
         workload = GpuWorkload(
             f"workload-{w.name}",
             GpuWorkloadArgs(
-                namespace=platform.namespace.name,
-                mode=platform.config.cluster.mode,
+                namespace=self._namespace,
+                mode=self._cluster.mode,
                 workload=w,
                 secret_values=self._secret_values(),
                 after=[*after, *([scaler] if scaler else [])],
             ),
             opts=self._k8s,
         )
-        if scaler is None and w.autoscale is not None and platform.metrics_adapter is not None:
+        # The HPA's custom metrics adapter serves GKE clusters only (components/platform).
+        if scaler is None and w.autoscale is not None and self._cluster.mode != "existing":
             Autoscaler(
                 f"autoscaler-{w.name}",
                 AutoscalerArgs(
-                    namespace=platform.namespace.name,
+                    namespace=self._namespace,
                     workload=w,
-                    after=platform.metrics_adapter.ready,
+                    after=_waiting(self._waits.get("metrics_adapter", [])),
                 ),
                 opts=self._k8s,
             )
-        self.service = (
+        self.service: LoadBalancerService | None = (
             self._expose(workload) if w.expose is not None and workload.port is not None else None
         )
         self.url = self.service.url if self.service else None
@@ -118,16 +183,16 @@ class GpuService(pulumi.ComponentResource):
         before the workload (it waits for the same capacity): KEDA retries a ScaledObject whose
         target does not exist yet with a growing backoff, so a scaler made minutes before its
         Deployment would leave the new Deployment's first replica (and a GPU node) up longer."""
-        w, platform = self.workload, self._platform
-        assert platform.keda is not None and w.port is not None
+        w = self.workload
+        assert w.port is not None
         return ScaleToZero(
             f"scale-to-zero-{w.name}",
             ScaleToZeroArgs(
-                namespace=platform.config.namespace,
+                namespace=self._namespace_name,
                 workload=w,
                 service=model_service_name(w.name),
                 generation_seconds=defaults.GENERATION_SECONDS,
-                after=[*platform.keda.ready, *capacity],
+                after=[*_waiting(self._waits.get("keda", [])), *capacity],
             ),
             opts=self._k8s,
         )
@@ -139,12 +204,12 @@ class GpuService(pulumi.ComponentResource):
     def _capacity(self) -> list[pulumi.Resource]:
         """What pods need before they start beyond the platform's GPUs: the workload's own
         ComputeClass (fallbacks), and read access to its model bucket."""
-        w, platform = self.workload, self._platform
+        w, project = self.workload, self._args.get("project", "")
         found: list[pulumi.Resource] = []
         if w.compute_class is not None:
             compute_class = GpuComputeClass(
                 f"class-{w.name}",
-                GpuComputeClassArgs(workload=w, project=platform.config.project),
+                GpuComputeClassArgs(workload=w, project=project),
                 opts=self._k8s,
             )
             found += compute_class.resources
@@ -152,11 +217,11 @@ class GpuService(pulumi.ComponentResource):
             access = ModelCacheAccess(
                 f"model-cache-{w.name}",
                 ModelCacheAccessArgs(
-                    project=platform.config.project,
-                    namespace=platform.config.namespace,
+                    project=project,
+                    namespace=self._namespace_name,
                     service_account=w.name,
                     bucket=w.model_cache.bucket,
-                    after=[platform.cluster],
+                    after=_waiting(self._waits.get("cluster", [])),
                 ),
                 opts=self._root(),
             )
@@ -164,10 +229,10 @@ class GpuService(pulumi.ComponentResource):
         return found
 
     def _secret_values(self) -> dict[str, pulumi.Output[str]]:
-        """The workload Secret's values: `secretEnv` from config, and the API key vLLM reads."""
-        secrets = pulumi.Config(NAMESPACE)
+        """The workload Secret's values: `secretEnv` from `secrets`, and the API key vLLM reads."""
+        secrets = self._args.get("secrets", {})
         values = {
-            **{env: secrets.require_secret(key) for env, key in self.workload.secret_env},
+            **{env: pulumi.Output.secret(secrets[key]) for env, key in self.workload.secret_env},
             **{env: value.output() for env, value in self.workload.secret_values},
         }
         if self.api_key is not None:
@@ -177,17 +242,17 @@ class GpuService(pulumi.ComponentResource):
     def _expose(self, workload: GpuWorkload) -> LoadBalancerService:
         """The Service selects the gate's pods; the gate forwards the model API, with the key,
         to the model's pods (components/service/gate.py)."""
-        w, platform = self.workload, self._platform
+        w, cluster = self.workload, self._cluster
         expose = w.expose
         assert expose is not None and workload.port is not None
-        settings = gate_settings(w, platform.config.namespace)
+        settings = gate_settings(w, self._namespace_name)
         # The production marker the policy pack reads (cluster.production), never the stack name.
-        labels = {PRODUCTION_LABEL: "true"} if platform.config.production else {}
+        labels = {PRODUCTION_LABEL: "true"} if cluster.production else {}
         service = LoadBalancerService(
             f"service-{w.name}",
             LoadBalancerServiceArgs(
                 name=w.name,
-                namespace=platform.namespace.name,
+                namespace=self._namespace,
                 selector=gate_selector(w.name),
                 port=expose.port,
                 target_port=settings.port,
@@ -204,7 +269,7 @@ class GpuService(pulumi.ComponentResource):
             f"gate-{w.name}",
             ApiGateArgs(
                 workload=w.name,
-                namespace=platform.namespace.name,
+                namespace=self._namespace,
                 model_selector=workload.selector,
                 model_port=workload.port,
                 settings=settings,
@@ -213,42 +278,104 @@ class GpuService(pulumi.ComponentResource):
                 cert_pem=certificate.cert_pem if certificate else None,
                 labels=labels,
                 via_interceptor=sleeps(w),
-                scraped=watched(platform.config),
+                scraped=self._args.get("monitored", False) and cluster.mode != "existing",
             ),
             opts=self._k8s,
         )
         return service
 
     def _static_address(self) -> StaticAddress | None:
-        w, config = self.workload, self._platform.config
-        if not (w.expose and w.expose.static_ip) or isinstance(
-            config.cluster, ExistingClusterConfig
-        ):
+        w, cluster = self.workload, self._cluster
+        if not (w.expose and w.expose.static_ip) or cluster.mode == "existing":
             return None
+        assert cluster.name is not None  # _problems
         return StaticAddress(
-            project=config.project,
-            region=config.region,
-            name=static_address_name(config.cluster.name, w.name),
-            subnetwork=config.cluster.subnetwork or config.cluster.network,
-            protect=self._platform.protect,
+            project=self._args.get("project", ""),
+            region=self._args.get("region", ""),
+            name=static_address_name(cluster.name, w.name),
+            subnetwork=cluster.subnetwork or cluster.network or DEFAULT_NETWORK,
+            protect=cluster.deletion_protection,
         )
 
     def _certificate(self, service: LoadBalancerService) -> ServerCertificate | None:
         """Signed by the stack's CA for the reserved address, the hosts asked for, and the
         Service's cluster DNS names."""
-        w, platform = self.workload, self._platform
-        if platform.ca is None or w.expose is None:
+        w, ca = self.workload, self._args.get("ca")
+        if ca is None or w.expose is None:
             return None
         ips, names = split_hosts(w.expose.hosts)
         return ServerCertificate(
             f"cert-{w.name}",
             ServerCertificateArgs(
-                ca=platform.ca,
+                ca_cert_pem=ca["cert_pem"],
+                ca_private_key_pem=ca["private_key_pem"],
                 common_name=w.name,
                 ip_addresses=service.reserved_address.apply(
                     lambda a, ips=ips: [a, *ips] if a else ips
                 ),
-                dns_names=[*names, *cluster_dns_names(w.name, platform.config.namespace)],
+                dns_names=[*names, *cluster_dns_names(w.name, self._namespace_name)],
             ),
             opts=self._root(),
         )
+
+
+def _waiting(outputs: Sequence[pulumi.Input[str]]) -> list[pulumi.Resource]:
+    """`depends_on` entries that wait for the resources behind `outputs`: the SDK adds an entry's
+    own resources to the dependencies, and an entry whose value is None adds nothing more
+    (pulumi/pulumi sdk/python/lib/pulumi/runtime/_depends_on.py, _resolve_depends_on)."""
+    return [
+        cast(pulumi.Resource, pulumi.Output.from_input(o).apply(lambda _: None)) for o in outputs
+    ]
+
+
+def _resolved(args: GpuServiceArgs, where: str) -> Resolved:
+    """The workload decided from the Args by the config layer's rules; every problem at once."""
+    missing = [
+        Problem(key, f"is required {why}. Set it.")
+        for key, why in _required(args)
+        if key not in args
+    ]
+    try:
+        resolved = resolve(
+            args.get("workload", {}),
+            args.get("cluster", {}),
+            args.get("node_pools", []),
+            region=args.get("region", ""),
+            secret_env=args.get("env_secrets", ()),
+            secret_args=args.get("secret_args", False),
+        )
+    except ConfigError as error:
+        raise ConfigError([*missing, *error.problems], where) from None
+    problems = [*missing, *_problems(args, resolved)]
+    if problems:
+        raise ConfigError(problems, where)
+    return resolved
+
+
+def _required(args: GpuServiceArgs) -> list[tuple[str, str]]:
+    mode = _mode(args)
+    gke = [] if mode == "existing" else [("project", "on GKE"), ("region", "on GKE")]
+    return [("workload", "always"), ("cluster", "always"), ("kubernetes", "always"), *gke]
+
+
+def _mode(args: GpuServiceArgs) -> str:
+    mode = args.get("cluster", {}).get("mode")
+    return to_raw(mode, None) if mode is not None else ClusterSpec.model_fields["mode"].default
+
+
+def _problems(args: GpuServiceArgs, resolved: Resolved) -> list[Problem]:
+    """What only the Args can get wrong: a secret not handed over, a TLS workload without a CA,
+    a GKE cluster without its name."""
+    w, cluster = resolved.workload, resolved.cluster
+    secrets = args.get("secrets", {})
+    found = [
+        Problem(f"secrets.{key}", f"workload.secretEnv.{env} names it: add it to secrets.")
+        for env, key in w.secret_env
+        if key not in secrets
+    ]
+    if w.expose is not None and w.expose.tls and "ca" not in args:
+        found.append(Problem("ca", "workload.expose.tls needs a CA to sign its certificate."))
+    reserves = w.expose is not None and w.expose.static_ip and cluster.mode != "existing"
+    if reserves and cluster.name is None:
+        found.append(Problem("cluster.name", "names the reserved address: set it."))
+    return found

@@ -1,0 +1,5 @@
+import sys
+
+from tools.args import main
+
+sys.exit(main(sys.argv))

@@ -27,6 +27,7 @@ from components.config.model import MonitoringConfig, NodePoolConfig, StackConfi
 from components.config.problems import ConfigError, Problem, Problems
 from components.config.rules import (
     adapters,
+    batch,
     capacity_sources,
     coldstart,
     credentials,
@@ -61,6 +62,7 @@ POOL_RULES: tuple[Rule[NodePoolSpec], ...] = (
     pools.pool_problems,
     capacity_sources.pool_problems,
     coldstart.pool_problems,
+    batch.pool_problems,
 )
 WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     workloads.basic_problems,
@@ -86,6 +88,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     adapters.problems,
     routing.problems,
     workloads.existing_workload_problems,
+    batch.workload_problems,
 )
 
 

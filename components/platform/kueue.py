@@ -6,8 +6,8 @@ name (QUEUE_NAME_LABEL) and starts suspended; Kueue admits it against the Cluste
 then its AdmissionCheck has Kueue create a ProvisioningRequest of class
 queued-provisioning.gke.io for every pod at once. GKE's autoscaler grants it on a pool with queued
 provisioning (components/platform/nodepool.py) when capacity frees up, and Kueue unsuspends the
-Job. The objects follow Google's own setup (GoogleCloudPlatform/cluster-toolkit at 1047080,
-examples/gke-consumption-options/dws-flex-start-queued-provisioning/dws-queues.yaml.tftpl and
+Job. The objects follow Google's own setup (GoogleCloudPlatform/cluster-toolkit at 1047080, its
+example gke-consumption-options/dws-flex-start-queued-provisioning: dws-queues.yaml.tftpl and
 sample-job.yaml), at the API version Kueue 0.19 stores (kueue.x-k8s.io/v1beta2).
 
 Facts read from Kueue's source at v0.19.2 (kubernetes-sigs/kueue@8eab6877):

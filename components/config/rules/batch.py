@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from components.config.context import Context
 from components.config.problems import Problem
 from components.config.rules.capacity_sources import FLEX_START_MIN_GKE
+from components.config.rules.coldstart import BUCKET
 from components.config.schema import NodePoolSpec, WorkloadSpec
 from components.facts import pins
 
@@ -43,6 +44,9 @@ _ITEM = r"[0-9A-Za-z]+(?:-[0-9A-Za-z]+)?"
 _CRON_FIELD = rf"(?:\*|{_ITEM})(?:/[0-9]+)?(?:,{_ITEM}(?:/[0-9]+)?)*"
 _MACROS = "yearly|annually|monthly|weekly|daily|midnight|hourly"
 _CRON = re.compile(rf"{_CRON_FIELD}(?: +{_CRON_FIELD}){{4}}|@(?:{_MACROS})")
+
+
+_DURATION = re.compile(r"(?:[0-9]{1,4}h)?(?:[0-9]{1,4}m)?(?:[0-9]{1,6}s)?")
 
 
 def seconds(duration: str) -> int:
@@ -125,6 +129,13 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
             "shards run `parallelism` at a time out of `completions`; without completions every "
             "pod would do the same work. Set completions (e.g. completions: 16).",
         )
+    if w.output is not None and not re.fullmatch(BUCKET, w.output.bucket, flags=re.ASCII):
+        yield Problem(
+            f"{path}.output.bucket",
+            f"{ctx.show(f'{path}.output.bucket', w.output.bucket)} is not a Cloud Storage bucket "
+            "name: use 3-63 lowercase letters, digits, '-', '_' and '.', starting and ending with "
+            "a letter or digit (the bucket name alone, without gs://).",
+        )
     if w.output is not None and ctx.existing:
         yield Problem(
             f"{path}.output",
@@ -144,7 +155,7 @@ def _queue_problems(path: str, w: WorkloadSpec, ctx: Context) -> Iterator[Proble
             "or remove queue.",
         )
     held = seconds(w.queue.max_run_duration)
-    if not 0 < held <= MAX_RUN_SECONDS:
+    if not _DURATION.fullmatch(w.queue.max_run_duration) or not 0 < held <= MAX_RUN_SECONDS:
         yield Problem(
             f"{path}.queue.maxRunDuration",
             f"{w.queue.max_run_duration!r} is not a run length GKE grants: give 1s to 168h (a "

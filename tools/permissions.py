@@ -283,7 +283,7 @@ def _resource_needs(recording: Recording, r: Registration, fresh_cluster: bool) 
         yield _unknown("type", r.type, r.name)
         return
     grant = r.inputs.get("role") if row.binds else None
-    why = BY_GRANT.get((r.type, grant), row.why)
+    why = BY_GRANT.get((r.type, str(grant)), row.why)
     for permission in row.pick(r.inputs) if row.pick else row.permissions:
         yield _Raw(row.role, row.scope(r.inputs), permission, r.name, why, grant)
     for more in row.more:

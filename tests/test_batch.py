@@ -110,6 +110,31 @@ def test_every_object_of_the_kueue_release_is_registered_and_its_controller_is_t
     assert container["image"] == kueue.IMAGE
 
 
+def test_kueues_workload_webhooks_see_only_queued_objects_so_its_outage_blocks_no_other_pod(
+    queued: Recording,
+) -> None:
+    kinds = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+    webhooks = [
+        w
+        for kind in kinds
+        for w in queued.one(f"kubernetes:admissionregistration.k8s.io/v1:{kind}").inputs["webhooks"]
+    ]
+    on_workloads = [
+        w
+        for w in webhooks
+        if "pods" in w["rules"][0]["resources"]
+        or "deployments" in w["rules"][0]["resources"]
+        or "jobs" in w["rules"][0]["resources"]
+    ]
+    assert len(on_workloads) == 6, [w["name"] for w in on_workloads]
+    for webhook in on_workloads:
+        assert webhook["failurePolicy"] == "Fail"
+        assert webhook["objectSelector"] == kueue.QUEUED_ONLY, (
+            f"{webhook['name']} fails closed: without the selector a Kueue outage would stop every "
+            "gate, KEDA and model pod of the cluster from being created"
+        )
+
+
 def test_every_kueue_object_the_stack_makes_validates_against_kueues_own_crd_schema(
     queued: Recording,
 ) -> None:

@@ -76,10 +76,28 @@ def _load() -> tuple[dict[str, Any], ...]:
     return tuple(doc for doc in yaml.load_all(RELEASE.read_text(), Loader=loader) if doc)
 
 
+# Kueue's webhooks on workload objects (pods, Deployments, StatefulSets, Jobs, ...: those with a
+# namespaceSelector in the release) fail closed (`failurePolicy: Fail`) in every namespace but
+# kube-system and kueue-system, so while its controller is down or not yet started no pod of the
+# stack (a gate, KEDA, a model server) could be created. They act only on objects that carry the
+# queue label (without manageJobsWithoutQueueName, off in the vendored config); this selector
+# sends them nothing else. Kueue's own objects (ClusterQueue, Workload, ...) keep theirs.
+QUEUED_ONLY = {"matchExpressions": [{"key": QUEUE_NAME_LABEL, "operator": "Exists"}]}
+WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+
+
 def objects() -> list[dict[str, Any]]:
-    """The release's objects as the program registers them (unchanged: the image is the
-    release's own tag)."""
-    return [copy.deepcopy(obj) for obj in _load()]
+    """The release's objects as the program registers them: its workload webhooks limited to
+    queued objects (QUEUED_ONLY); the rest unchanged (the image is the release's own tag)."""
+    return [_adjusted(copy.deepcopy(obj)) for obj in _load()]
+
+
+def _adjusted(obj: dict[str, Any]) -> dict[str, Any]:
+    if obj["kind"] in WEBHOOK_KINDS:
+        for webhook in obj["webhooks"]:
+            if webhook.get("namespaceSelector"):
+                webhook["objectSelector"] = copy.deepcopy(QUEUED_ONLY)
+    return obj
 
 
 def _arguments(obj: dict[str, Any]) -> dict[str, Any]:

@@ -15,11 +15,12 @@ from components.expose.internal import Internal
 from components.expose.load_balancer import LoadBalancer
 from components.expose.node_port import NodePort
 from components.kinds.base import Kind
+from components.kinds.cron_job import CronJob
 from components.kinds.deployment import Deployment
 from components.kinds.job import Job
 from components.kinds.statefulset import StatefulSet
 
-KINDS: dict[str, Kind] = {k.name: k for k in (Deployment(), StatefulSet(), Job())}
+KINDS: dict[str, Kind] = {k.name: k for k in (Deployment(), StatefulSet(), Job(), CronJob())}
 EXPOSURES: dict[str, Exposure] = {
     e.name: e for e in (LoadBalancer(), Internal(), ClusterIP(), NodePort())
 }
@@ -27,11 +28,14 @@ EXPOSURES: dict[str, Exposure] = {
 
 def kind_of(w: WorkloadConfig) -> Kind:
     """The kind `w` runs as; a ValueError naming the kinds there are when it is none of them."""
-    kind = KINDS.get(w.kind)
+    kind = next(
+        (k for k in KINDS.values() if (k.stack_kind or k.name) == w.kind and k.serves(w)), None
+    )
     if kind is None:
         raise ValueError(
             f"workload {w.name!r}: kind {w.kind!r} is not one the program can register; the kinds "
-            f"are {', '.join(KINDS)} (components/slices.py KINDS: add a module under "
+            f"are {', '.join(KINDS)} (CronJob: a Job with `schedule`; components/slices.py KINDS: "
+            "add a module under "
             "components/kinds/ to add one)"
         )
     return kind

@@ -64,6 +64,22 @@ SDK_CLASSES = {
         "pulumi_kubernetes.apiextensions.CustomResource"
     ),
     "kubernetes:keda.sh/v1alpha1:ScaledObject": "pulumi_kubernetes.apiextensions.CustomResource",
+    "kubernetes:admissionregistration.k8s.io/v1:MutatingWebhookConfiguration": (
+        "pulumi_kubernetes.admissionregistration.v1.MutatingWebhookConfiguration"
+    ),
+    "kubernetes:batch/v1:CronJob": "pulumi_kubernetes.batch.v1.CronJob",
+    **{
+        f"kubernetes:kueue.x-k8s.io/v1beta2:{kind}": (
+            "pulumi_kubernetes.apiextensions.CustomResource"
+        )
+        for kind in (
+            "AdmissionCheck",
+            "ClusterQueue",
+            "LocalQueue",
+            "ProvisioningRequestConfig",
+            "ResourceFlavor",
+        )
+    },
     "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration": (
         "pulumi_kubernetes.admissionregistration.v1.ValidatingWebhookConfiguration"
     ),

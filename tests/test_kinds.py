@@ -13,7 +13,8 @@ from tools.engine import Recording, run_program
 
 # A program that builds one GpuWorkload of the given kind from a loaded Autopilot stack: the
 # loaded config's kind is replaced afterwards, as a caller bypassing the schema (or a kind added
-# to the schema but not to the registry) would hand it over.
+# to the schema but not to the registry) would hand it over; a kind that serves a stack kind
+# under another name (CronJob: a Job with `schedule`) gets what it serves.
 PROGRAM = """\
 import dataclasses
 from components.config import load
@@ -22,22 +23,28 @@ raw = {"cluster": {"mode": "autopilot"}, "workloads": [
     {"name": "train", "kind": "Job", "image": "nvcr.io/nvidia/pytorch:24.01-py3",
      "gpu": {"type": "nvidia-l4", "count": 1}}]}
 config = load(raw, project="acme-ml-test", region="us-central1", stack="t")
-w = dataclasses.replace(config.workloads[0], kind=KIND)
+from components import slices
+kind = slices.KINDS.get(KIND_NAME)
+w = dataclasses.replace(
+    config.workloads[0], kind=(kind.stack_kind or kind.name) if kind else KIND_NAME
+)
+if kind is not None and not kind.serves(w):
+    w = dataclasses.replace(w, schedule="0 3 * * *")  # a CronJob is a Job with a schedule
 GpuWorkload("workload-train", GpuWorkloadArgs(namespace="ns", mode=config.cluster.mode, workload=w))
 """
 
 
 def workload_of_kind(tmp_path: Path, kind: str) -> Recording:
     program = tmp_path / "program.py"
-    program.write_text(PROGRAM.replace("KIND", json.dumps(kind)))
+    program.write_text(PROGRAM.replace("KIND_NAME", json.dumps(kind)))
     return run_program({}, program=program)
 
 
 def test_a_kind_the_registry_does_not_hold_is_refused_not_built_as_a_job(tmp_path: Path) -> None:
     with pytest.raises(
-        ValueError, match=r"kind 'CronJob' is not one the program can register"
+        ValueError, match=r"kind 'DaemonSet' is not one the program can register"
     ) as e:
-        recording = workload_of_kind(tmp_path, "CronJob")
+        recording = workload_of_kind(tmp_path, "DaemonSet")
         built = sorted({r.type for r in recording.resources})
         pytest.fail(f"an unknown kind was built as {built}: it must be refused, naming the kinds")
     for kind in slices.KINDS:

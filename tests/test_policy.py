@@ -306,11 +306,17 @@ def test_the_pod_rules_check_the_pod_of_every_kind_the_program_registers(
 ) -> None:
     kind = slices.KINDS[name]
     registered = workload_of_kind(tmp_path, name).one(kind.type_token).inputs
-    assert pod_spec(kind.type_token, registered) == registered["spec"]["template"]["spec"], (
+    pod = registered
+    for key in kind.pod_spec_path:
+        pod = pod[key]
+    assert pod_spec(kind.type_token, registered) == pod, (
         f"{name}: the pack does not find the pod the program registers"
     )
     ungpued = copy.deepcopy(registered)
-    for container in ungpued["spec"]["template"]["spec"]["containers"]:
+    pod = ungpued
+    for key in kind.pod_spec_path:
+        pod = pod[key]
+    for container in pod["containers"]:
         container["resources"]["limits"].pop(GPU_RESOURCE)
     assert "gpu-containers-set-gpu-limits" in {
         v.rule for v in evaluate_rules(kind.type_token, ungpued, "test")

@@ -10,11 +10,21 @@ output for the vendored manifests.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
+
+
+def _python_pattern(pattern: str) -> str:
+    """A Go (RE2) pattern as Python's re takes it: RE2 allows an inline flag group after `^`
+    (Kueue's AdmissionCheck controllerName: `^(?i)[a-z]...`), Python only at the very start."""
+    match = re.match(r"\^(\(\?[a-z]+\))", pattern)
+    return f"{match.group(1)}^{pattern[match.end() :]}" if match else pattern
 
 
 def _close(node: Any) -> None:
     if isinstance(node, dict):
+        if isinstance(node.get("pattern"), str):
+            node["pattern"] = _python_pattern(node["pattern"])
         if (
             node.get("type") == "object"
             and "properties" in node

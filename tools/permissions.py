@@ -190,6 +190,13 @@ INVOKES: dict[str, Row | None] = {
     "gcp:organizations/getClientConfig:getClientConfig": None,
 }
 
+# A binding whose purpose its granted role tells apart from the type's: workloads[].output's
+# writer (components/service/model_cache.py BUCKET_WRITER_ROLE).
+BY_GRANT = {
+    ("gcp:storage/bucketIAMMember:BucketIAMMember", "roles/storage.objectUser"): (
+        "an output bucket's writer"
+    ),
+}
 KUBERNETES_WHY = "every Kubernetes object"
 DNS_ENDPOINT_WHY = "the DNS control-plane endpoint"
 ACT_AS_WHY = "nodes run as it"
@@ -199,6 +206,7 @@ _WHY_ORDER = [
     DNS_ENDPOINT_WHY,
     ACT_AS_WHY,
     *(row.why for row in INVOKES.values() if row),
+    *BY_GRANT.values(),
 ]
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -275,8 +283,9 @@ def _resource_needs(recording: Recording, r: Registration, fresh_cluster: bool) 
         yield _unknown("type", r.type, r.name)
         return
     grant = r.inputs.get("role") if row.binds else None
+    why = BY_GRANT.get((r.type, str(grant)), row.why)
     for permission in row.pick(r.inputs) if row.pick else row.permissions:
-        yield _Raw(row.role, row.scope(r.inputs), permission, r.name, row.why, grant)
+        yield _Raw(row.role, row.scope(r.inputs), permission, r.name, why, grant)
     for more in row.more:
         for permission in more.permissions:
             yield _Raw(more.role, more.scope(r.inputs), permission, r.name, more.why)

@@ -17,6 +17,7 @@ from components.service import monitoring as monitor
 from tools import cost as costs
 from tools import iam_plan
 from tools.engine import Recording
+from tools.summary_batch import batch_lines
 from tools.summary_cluster import cluster_lines
 from tools.summary_exposure import exposure_lines, routing_line
 
@@ -117,7 +118,7 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             f"(HPA target {scale.target} per pod; Managed Service for Prometheus scrapes "
             "/metrics, the custom metrics adapter serves it)"
         )
-    return lines + exposure_lines(config, w)
+    return lines + batch_lines(config, w) + exposure_lines(config, w)
 
 
 def _requests_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:

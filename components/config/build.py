@@ -24,7 +24,9 @@ from components.config.model import (
     Expose,
     ModelCache,
     NodePoolConfig,
+    Output,
     Probe,
+    Queue,
     Secret,
     Sharing,
     Storage,
@@ -32,6 +34,7 @@ from components.config.model import (
 )
 from components.config.rules import (
     adapters,
+    batch,
     capacity_sources,
     coldstart,
     drivers,
@@ -109,6 +112,8 @@ def draft_pool(spec: NodePoolSpec, name: str, ctx: Context) -> NodePoolConfig:
             )
         ),
         reservation=capacity_sources.reservation(spec.reservation),
+        # Queued provisioning is flex-start's (components/config/rules/batch.py has the source).
+        flex_start=spec.flex_start or spec.queued_provisioning,
         image_streaming=coldstart.image_streaming(spec),
         slots_per_node=fit.slots_per_node(spec),
     )
@@ -179,13 +184,18 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         secret_args="workloads" in ctx.secret_keys and ctx.secure_paths is None,
         api_key=exposure.api_key(w),
         egress=from_spec(
-            Egress, w.egress, internet=egress.internet(w), metadata_server=w.model_cache is not None
+            Egress,
+            w.egress,
+            internet=egress.internet(w),
+            metadata_server=w.model_cache is not None or w.output is not None,
         ),
         requests=requests,
         pod_machine=capacity[0].machine_type if capacity else _pod_machine(w, pool, requests, ctx),
         model=vllm.served_model(args, vllm_server),
         adapters=tuple((a.name, a.path) for a in w.adapters),
         routing=routing.resolve(w),
+        queue=Queue(batch.seconds(w.queue.max_run_duration)) if w.queue else None,
+        output=from_spec(Output, w.output) if w.output else None,
     )
 
 

@@ -33,6 +33,7 @@ from components.config.model import (
 from components.config.problems import ConfigError, Problem, Problems
 from components.config.rules import (
     adapters,
+    batch,
     capacity_sources,
     coldstart,
     credentials,
@@ -67,6 +68,7 @@ POOL_RULES: tuple[Rule[NodePoolSpec], ...] = (
     pools.pool_problems,
     capacity_sources.pool_problems,
     coldstart.pool_problems,
+    batch.pool_problems,
 )
 WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     workloads.basic_problems,
@@ -92,6 +94,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     adapters.problems,
     routing.problems,
     workloads.existing_workload_problems,
+    batch.workload_problems,
 )
 
 

@@ -222,6 +222,8 @@ class NodePoolConfig:
     """GKE image streaming (gcfs_config) on the pool's nodes (rules/coldstart.py)."""
     secondary_boot_disk: str | None = None
     """A disk image of preloaded container images, attached in CONTAINER_IMAGE_CACHE mode."""
+    queued_provisioning: bool = False
+    """Nodes only through ProvisioningRequests (flex-start with queued provisioning, Kueue)."""
     slots_per_node: int = 1
     """How many `nvidia.com/gpu: 1` containers one node can serve at once (rules/fit.py)."""
     node_allocatable: Resources = Resources(0, 0)
@@ -288,6 +290,23 @@ class ModelCache:
     mount_path: str
     file_cache_size: str
     """A per-pod disk for Cloud Storage FUSE's file cache (the sidecar's gke-gcsfuse-cache)."""
+
+
+@dataclass(frozen=True)
+class Queue:
+    """workloads[].queue: the Job waits in the stack's Kueue queue and its nodes come through a
+    ProvisioningRequest (flex-start with queued provisioning), held at most max_run_seconds."""
+
+    max_run_seconds: int
+
+
+@dataclass(frozen=True)
+class Output:
+    """workloads[].output: a bucket mounted read-write for the results (Cloud Storage FUSE), as
+    the workload's own Kubernetes service account (Workload Identity), granted on it alone."""
+
+    bucket: str
+    mount_path: str
 
 
 @dataclass(frozen=True)
@@ -403,6 +422,17 @@ class WorkloadConfig:
     """LoRA adapters (name, path) vLLM serves next to the model (rules/adapters.py)."""
     routing: Literal["cache-aware", "round-robin"] = "round-robin"
     """cache-aware: the gate routes by prompt prefix and load to each replica (rules/routing.py)."""
+    queue: Queue | None = None
+    """A Job that waits in the stack's Kueue queue for queued-provisioning nodes."""
+    schedule: str | None = None
+    """A Job run on this cron schedule (a CronJob), read in time_zone."""
+    time_zone: str = "UTC"
+    parallelism: int | None = None
+    """A Job's pods at once (None: Kubernetes' default, 1)."""
+    completions: int | None = None
+    """An Indexed Job's shards (None: one pod, not indexed)."""
+    output: Output | None = None
+    """Where a Job's results land: a bucket mounted read-write."""
 
     @property
     def max_replicas(self) -> int:
@@ -411,8 +441,8 @@ class WorkloadConfig:
 
     @property
     def max_pods(self) -> int:
-        """Pods at once at the most: a Job runs one."""
-        return 1 if self.kind == "Job" else self.max_replicas
+        """Pods at once at the most: a Job runs `parallelism` (one by default)."""
+        return (self.parallelism or 1) if self.kind == "Job" else self.max_replicas
 
     @property
     def idle_pods(self) -> int:

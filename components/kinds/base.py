@@ -22,6 +22,12 @@ import pulumi_kubernetes as k8s
 from components.config import WorkloadConfig
 from components.config.sleep import sleeps
 from components.facts.labels import PATCH_FORCE_ANNOTATION, SKIP_AWAIT_ANNOTATION
+from components.platform.kueue import (
+    MAX_RUN_ANNOTATION,
+    QUEUE,
+    QUEUE_NAME_LABEL,
+    QUEUED_TAINT_TOLERATION,
+)
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,11 @@ class Kind(ABC):
     """One way a workload runs: a Kubernetes object that holds its pods."""
 
     name: ClassVar[str]
-    """The stack file's `kind` (workloads[].kind)."""
+    """The kind's name in KINDS: the stack file's `kind` (workloads[].kind) unless `stack_kind`
+    says otherwise."""
+    stack_kind: ClassVar[str | None] = None
+    """The stack file's `kind` it serves when that differs from `name` (a CronJob is a Job with
+    `schedule`); `serves` tells it from the other kinds of that name."""
     type_token: ClassVar[str]
     """The Pulumi type it registers (`kubernetes:apps/v1:Deployment`)."""
     pod_spec_path: ClassVar[tuple[str, ...]]
@@ -68,6 +78,11 @@ class Kind(ABC):
     the workload's rollout does)."""
     restart_policy: ClassVar[str | None] = None
     """The pod's restartPolicy, where Kubernetes' default (Always) does not fit the kind."""
+
+    def serves(self, w: WorkloadConfig) -> bool:
+        """Whether `w` (of this kind's stack_kind) runs as this kind."""
+        del w
+        return True
 
     def awaited(self, w: WorkloadConfig) -> bool:
         """Whether `pulumi up` waits for the object: for long-running kinds unless they sleep when
@@ -133,3 +148,83 @@ def replicas(w: WorkloadConfig) -> dict[str, int]:
     object starts at 1 and the HPA raises it to minReplicas.
     """
     return {} if w.autoscale is not None else {"replicas": w.replicas}
+
+
+class Batch(Kind):
+    """A kind that runs pods to completion (a Job, or the Jobs a CronJob creates): what the Job
+    object carries for Kueue, for shards and for Spot (issue 36)."""
+
+    holds_replicas = False
+    # A Job's pods may not restart Always (https://kubernetes.io/docs/concepts/workloads/
+    # controllers/job/#pod-template: "Only a RestartPolicy equal to Never or OnFailure is
+    # allowed"); Never: a failed try is a new pod, counted against backoffLimit (and a Pod
+    # failure policy needs it: "only allowed when restartPolicy is Never", job/#pod-failure-policy).
+    restart_policy = "Never"
+    unprobed = "a Job"
+
+    def job_metadata(self, w: WorkloadConfig, metadata: dict[str, Any]) -> dict[str, Any]:
+        """The Job's metadata: with `queue`, the LocalQueue's label and the longest its nodes are
+        held (Kueue passes it to the ProvisioningRequest: components/platform/kueue.py)."""
+        if w.queue is None:
+            return metadata
+        labels = {**metadata.get("labels", {}), QUEUE_NAME_LABEL: QUEUE}
+        annotations = {
+            **metadata.get("annotations", {}),
+            MAX_RUN_ANNOTATION: str(w.queue.max_run_seconds),
+        }
+        return {**metadata, "labels": labels, "annotations": annotations}
+
+    def job_spec(self, w: WorkloadConfig, template: dict[str, Any]) -> dict[str, Any]:
+        """The Job's spec: retries, and what `queue`, `completions` and Spot add."""
+        spec: dict[str, Any] = {"backoffLimit": w.backoff_limit, "template": template}
+        if w.queue is not None:
+            # Kueue starts a queued Job once admitted; created running, its pods would start
+            # before the ProvisioningRequest is granted (cluster-toolkit sample-job.yaml:
+            # `suspend: true`). Its pods tolerate the queued nodes' taint.
+            spec["suspend"] = True
+            pod = template["spec"]
+            template = {
+                **template,
+                "spec": {
+                    **pod,
+                    "tolerations": [*pod.get("tolerations", []), dict(QUEUED_TAINT_TOLERATION)],
+                },
+            }
+            spec["template"] = template
+        if w.completions is not None:
+            # An Indexed Job: each pod gets its shard in JOB_COMPLETION_INDEX
+            # (https://kubernetes.io/docs/concepts/workloads/controllers/job/#completion-mode).
+            spec["completionMode"] = "Indexed"
+            spec["completions"] = w.completions
+            spec["parallelism"] = w.parallelism or 1
+        if on_spot(w) and batch(w):
+            spec["podFailurePolicy"] = pod_failure_policy(w)
+        return spec
+
+
+def on_spot(w: WorkloadConfig) -> bool:
+    """Its pods may run on Spot VMs (its own setting, or a fallback's)."""
+    return w.spot or any(c.spot for c in w.capacity)
+
+
+def batch(w: WorkloadConfig) -> bool:
+    """A Job that uses the batch keys (queue, schedule, completions, output; issue 36). A Job
+    without them keeps the object it always had (the plans of existing stacks stay the same)."""
+    return any(x is not None for x in (w.queue, w.schedule, w.completions, w.output))
+
+
+def pod_failure_policy(w: WorkloadConfig) -> dict[str, Any]:
+    """On Spot: a pod the node's preemption or drain evicted is retried without counting against
+    backoffLimit (its DisruptionTarget condition: Ignore), and the program's own failure (a
+    non-zero exit of its container) fails the Job at once instead of retrying it
+    (https://kubernetes.io/docs/concepts/workloads/controllers/job/#pod-failure-policy, and its
+    example: "Ignore ... DisruptionTarget", "FailJob ... onExitCodes")."""
+    return {
+        "rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+            {
+                "action": "FailJob",
+                "onExitCodes": {"containerName": w.name, "operator": "NotIn", "values": [0]},
+            },
+        ]
+    }

@@ -1,24 +1,23 @@
-"""A Job: one pod run to completion (training, batch inference)."""
+"""A Job: pods run to completion (training, batch inference), queued, sharded or on Spot as its
+keys say (components/kinds/base.py Batch)."""
 
 from __future__ import annotations
 
 import pulumi_kubernetes as k8s
 
 from components.config import WorkloadConfig
-from components.kinds.base import Kind, Request
+from components.kinds.base import Batch, Request
 from components.manifest import manifest
 
 
-class Job(Kind):
+class Job(Batch):
     name = "Job"
     type_token = "kubernetes:batch/v1:Job"
     pod_spec_path = ("spec", "template", "spec")
-    holds_replicas = False
-    # A Job's pods may not restart Always (https://kubernetes.io/docs/concepts/workloads/
-    # controllers/job/#pod-template: "Only a RestartPolicy equal to Never or OnFailure is
-    # allowed"); Never: a failed try is a new pod, counted against backoffLimit.
-    restart_policy = "Never"
-    unprobed = "a Job"
+
+    def serves(self, w: WorkloadConfig) -> bool:
+        """A Job without `schedule` (with one it is a CronJob's)."""
+        return w.schedule is None
 
     def awaited(self, w: WorkloadConfig) -> bool:
         """Only with waitForCompletion: otherwise `pulumi up` returns once the Job is created."""
@@ -34,9 +33,10 @@ class Job(Kind):
         line 40; pulumi/pulumi-kubernetes at commit 94977969, checked 2026-11-22).
         """
         w = request.workload
+        metadata = self.job_metadata(w, self.object_metadata(w, request.metadata))
         return k8s.batch.v1.Job(
             f"{request.name}-job",
-            metadata=manifest(self.object_metadata(w, request.metadata)),
-            spec=manifest({"backoffLimit": w.backoff_limit, "template": request.template}),
+            metadata=manifest(metadata),
+            spec=manifest(self.job_spec(w, request.template)),
             opts=request.waits,
         )

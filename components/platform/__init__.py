@@ -37,6 +37,7 @@ from components.platform.driver import (
 )
 from components.platform.keda import Keda, KedaArgs
 from components.platform.keda_drain import held_seconds
+from components.platform.kueue import Kueue, KueueArgs
 from components.platform.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
 from components.platform.namespace import WorkloadNamespace, WorkloadNamespaceArgs
 from components.platform.nodepool import GpuNodePool, GpuNodePoolArgs
@@ -58,6 +59,8 @@ class Platform:
     """A protected stack protects what its service stands on, not only the cluster."""
     keda: Keda | None = None
     """KEDA and its HTTP add-on, when a workload sleeps when idle (autoscale.minReplicas 0)."""
+    kueue: Kueue | None = None
+    """Kueue and the stack's queue, when a Job waits for queued provisioning (`queue`)."""
 
     @property
     def k8s_opts(self) -> pulumi.ResourceOptions:
@@ -140,7 +143,21 @@ def build(config: StackConfig) -> Platform:
         if tls
         else None
     )
-    return Platform(config, cluster, capacity, namespace, adapter, ca, protect, keda)
+    kueue = (
+        Kueue(
+            "kueue",
+            KueueArgs(
+                after=[cluster],
+                namespace=namespace,
+                namespace_name=config.namespace,
+                pools=config.node_pools,
+            ),
+            opts=k8s_opts,
+        )
+        if any(w.queue for w in config.workloads)
+        else None
+    )
+    return Platform(config, cluster, capacity, namespace, adapter, ca, protect, keda, kueue)
 
 
 def _existing(cfg: ExistingClusterConfig) -> tuple[ExistingCluster, list[pulumi.Resource], bool]:
@@ -170,7 +187,7 @@ def _gke(config: StackConfig) -> tuple[GkeCluster, list[pulumi.Resource]]:
             project=config.project,
             region=config.region,
             cluster=cfg,
-            gcs_fuse_csi_driver=any(w.model_cache for w in config.workloads),
+            gcs_fuse_csi_driver=any(w.model_cache or w.output for w in config.workloads),
             # Fallback ComputeClasses stream images too (components/service/compute_class.py).
             image_streaming=any(pool.image_streaming for pool in config.node_pools)
             or any(w.capacity for w in config.workloads),

@@ -201,6 +201,8 @@ def capacity_settings(pool: NodePoolConfig) -> dict[str, Any]:
         settings["placement"] = pool.placement
     if pool.flex_start:
         settings["flexStart"] = True
+    if pool.queued_provisioning:
+        settings["queuedProvisioning"] = True
     return settings
 
 
@@ -294,6 +296,14 @@ class GpuNodePool(pulumi.ComponentResource):
                 location_policy="ANY",
             ),
             placement_policy=placement_policy(pool),
+            # Nodes only through ProvisioningRequests (pulumi-gcp 10.2.0 NodePoolArgs
+            # queued_provisioning; gcloud's --enable-queued-provisioning, components/config/
+            # rules/batch.py has the sources); its nodes are flex-start VMs (pool.flex_start).
+            queued_provisioning=(
+                gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
+                if pool.queued_provisioning
+                else None
+            ),
             node_config=node_config(pool, args.service_account),
             # Flex-start pools run without auto-repair (cluster-toolkit gke-node-pool:
             # "enable_flex_start needs node auto_repair set to false").

@@ -226,6 +226,21 @@ class GpuService(pulumi.ComponentResource):
                 opts=self._root(),
             )
             found += access.ready
+        if w.output is not None:
+            found += ModelCacheAccess(
+                f"output-{w.name}",
+                ModelCacheAccessArgs(
+                    project=platform.config.project,
+                    namespace=platform.config.namespace,
+                    service_account=w.name,
+                    bucket=w.output.bucket,
+                    access="writer",
+                    after=[platform.cluster],
+                ),
+                opts=self._root(),
+            ).ready
+        if w.queue is not None and platform.kueue is not None:
+            found += platform.kueue.ready
         return found
 
     def _secret_values(self) -> dict[str, pulumi.Output[str]]:

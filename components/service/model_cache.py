@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pulumi
 import pulumi_gcp as gcp
@@ -28,6 +28,10 @@ from components.facts.labels import (
 # opening was readable here, checked 2026-11-22); the driver's own example grants
 # roles/storage.objectUser, which also writes, for a read-write mount.
 BUCKET_READER_ROLE = "roles/storage.objectViewer"
+# workloads[].output: read-write, the role the driver's own example grants for a read-write mount
+# (above): create, read, list and delete objects, on that bucket only.
+BUCKET_WRITER_ROLE = "roles/storage.objectUser"
+ROLES = {"reader": BUCKET_READER_ROLE, "writer": BUCKET_WRITER_ROLE}
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,8 @@ class ModelCacheAccessArgs:
     service_account: str
     """The workload's Kubernetes service account (GpuWorkload creates it, named after it)."""
     bucket: str
+    access: Literal["reader", "writer"] = "reader"
+    """reader: the model cache (read-only); writer: workloads[].output (read-write)."""
     after: Sequence[pulumi.Resource] = ()
     """The cluster: its workload identity pool (PROJECT.svc.id.goog) exists only once a cluster
     with Workload Identity does, and IAM refuses a principal of a pool that does not exist."""
@@ -64,9 +70,9 @@ class ModelCacheAccess(pulumi.ComponentResource):
             )
         )
         grant = gcp.storage.BucketIAMMember(
-            f"{name}-reader",
+            f"{name}-{args.access}",
             bucket=args.bucket,
-            role=BUCKET_READER_ROLE,
+            role=ROLES[args.access],
             member=self.member,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
         )
@@ -154,9 +160,25 @@ def model_cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
     return [bucket, cache]
 
 
+def output_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
+    """workloads[].output: the results bucket as a read-write CSI ephemeral volume. gcsfuse
+    stages each file it writes and uploads it on close (its docs, "Semantics"); the sidecar's
+    own staging volume is injected by GKE."""
+    if w.output is None:
+        return []
+    attributes = {"bucketName": w.output.bucket, "mountOptions": "implicit-dirs"}
+    return [{"name": "output", "csi": {"driver": FUSE_DRIVER, "volumeAttributes": attributes}}]
+
+
+def reads_or_writes_a_bucket(w: WorkloadConfig) -> bool:
+    """Whether its pods mount a bucket (modelCache, output): the FUSE sidecar and the workload's
+    own Kubernetes service account, which Workload Identity lets use the bucket."""
+    return w.model_cache is not None or w.output is not None
+
+
 def pod_annotations(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
     """GKE injects the Cloud Storage FUSE sidecar only into pods that ask for it."""
-    if w.model_cache is None:
+    if not reads_or_writes_a_bucket(w):
         return {}
     sidecar = FUSE_STANDARD_SIDECAR_ANNOTATIONS if mode == "standard" else {}
     return {FUSE_VOLUMES_ANNOTATION: "true", **sidecar}

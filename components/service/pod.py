@@ -15,7 +15,12 @@ from components.config.rules.exposure import API_KEY_ENV
 from components.config.rules.mounts import HOME_PATH, SHM_PATH, TMP_PATH, mounts_home
 from components.facts.labels import GPU_RESOURCE, workload_labels
 from components.manifest import claim_spec
-from components.service.model_cache import model_cache_volumes, pod_annotations
+from components.service.model_cache import (
+    model_cache_volumes,
+    output_volumes,
+    pod_annotations,
+    reads_or_writes_a_bucket,
+)
 from components.service.placement import node_selector, tolerations, zone_spread
 
 # --- running as non-root with a read-only root filesystem -----------------------------------------
@@ -152,6 +157,8 @@ def container_mounts(w: WorkloadConfig) -> list[dict[str, Any]]:
         mounts.append({"name": "data", "mountPath": w.storage.mount_path})
     if w.model_cache is not None:
         mounts.append({"name": "model", "mountPath": w.model_cache.mount_path, "readOnly": True})
+    if w.output is not None:
+        mounts.append({"name": "output", "mountPath": w.output.mount_path})
     return mounts
 
 
@@ -232,14 +239,15 @@ def pod_spec(
             *writable_volumes(w),
             *cache_volumes(w),
             *model_cache_volumes(w),
+            *output_volumes(w),
         ],
         "tolerations": tolerations(mode, w),
     }
     selector = node_selector(mode, w)
     if selector:
         spec["nodeSelector"] = selector
-    if w.model_cache is not None:
-        # Its own service account, which Workload Identity lets read the bucket (ModelCacheAccess).
+    if reads_or_writes_a_bucket(w):
+        # Its own service account, which Workload Identity lets use the bucket (ModelCacheAccess).
         spec["serviceAccountName"] = w.name
     kind = slices.kind_of(w)
     if w.max_replicas > 1 and kind.holds_replicas:

@@ -7,16 +7,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from components import slices
 from dev.fuzz.case import KNOWN_KEYS, Case
 from dev.fuzz.paths import problem_path, reported, root
 from dev.fuzz.planted import needles
 from dev.fuzz.run import Outcome
 
-WORKLOAD_TYPES = {
-    "kubernetes:apps/v1:Deployment",
-    "kubernetes:apps/v1:StatefulSet",
-    "kubernetes:batch/v1:Job",
-}
+# Each kind's object type and where its pod spec sits (components/slices.py KINDS): a CronJob's
+# pods are in its job template.
+POD_SPEC_PATHS = {k.type_token: k.pod_spec_path for k in slices.KINDS.values()}
+WORKLOAD_TYPES = set(POD_SPEC_PATHS)
 # GKE cluster names: 1-40 lowercase letters, digits and hyphens, starting with a letter and ending
 # with a letter or digit (`gcloud container clusters create --help`; components/config/formats.py
 # GKE_NAME).
@@ -42,7 +42,10 @@ def _workload(resources: list[dict[str, Any]], name: str) -> dict[str, Any] | No
     for r in resources:
         meta = (r.get("inputs") or {}).get("metadata") or {}
         if r.get("type") in WORKLOAD_TYPES and meta.get("name") == name:
-            return r["inputs"]
+            holder: Any = r["inputs"]
+            for key in POD_SPEC_PATHS[r["type"]][:-2]:  # down to the pod template's holder
+                holder = (holder or {}).get(key)
+            return {**r["inputs"], "spec": holder or {}}
     return None
 
 

@@ -38,6 +38,8 @@ def internet(w: WorkloadSpec) -> bool:
     000a69c0, prepareConfigFile), which the workload's egress admits with a modelCache."""
     hub_adapters = is_vllm_image(w.image) and any(not a.path.startswith("/") for a in w.adapters)
     derived = downloads_model(w) or w.model_cache is not None or hub_adapters
+    # workloads[].output: its results go to Cloud Storage the same way, through the sidecar.
+    derived = derived or w.output is not None
     return derived if w.egress.internet is None else w.egress.internet
 
 

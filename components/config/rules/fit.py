@@ -63,16 +63,17 @@ def pinned_nodes(pool: NodePoolConfig, placed: Sequence[tuple[int, WorkloadSpec]
 
 def pods(w: WorkloadSpec) -> int:
     """Pods of the workload at its maximum: replicas (the HPA's maxReplicas when autoscaled),
-    or one pod at a time for a Job."""
+    or a Job's `parallelism` (one by default)."""
     if w.kind == "Job":
-        return 1
+        return w.parallelism or 1
     return w.autoscale.max_replicas if w.autoscale is not None else w.replicas
 
 
 def sidecar(w: WorkloadSpec | WorkloadConfig) -> Resources:
     """What GKE injects next to each pod of the workload: the Cloud Storage FUSE sidecar's
-    requests when it reads a model cache (rules/coldstart.py has the source), else nothing."""
-    if w.model_cache is None:
+    requests when it reads a model cache or writes an output bucket (rules/coldstart.py has the
+    source), else nothing."""
+    if w.model_cache is None and w.output is None:
         return Resources(0, 0)
     return Resources(FUSE_SIDECAR_MILLICORES, FUSE_SIDECAR_MEMORY_BYTES)
 

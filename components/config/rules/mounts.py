@@ -39,6 +39,7 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
         ("cache.path", w.cache.path if w.cache else None),
         ("storage.mountPath", w.storage.mount_path if w.storage else None),
         ("modelCache.mountPath", w.model_cache.mount_path if w.model_cache else None),
+        ("output.mountPath", w.output.mount_path if w.output else None),
     ):
         if value is None:
             continue

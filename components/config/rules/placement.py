@@ -12,8 +12,12 @@ from components.facts import allocatable, catalog
 from components.facts.allocatable import Resources
 
 
-def fits(w: WorkloadSpec, pool: NodePoolConfig) -> bool:
+def fits(w: WorkloadSpec, pool: NodePoolConfig, queued: bool = True) -> bool:
+    """Whether `w`'s pods land on `pool`: its GPU, Spot, and (with `queued`) whether it waits in
+    a queue, as a queued-provisioning pool serves queued Jobs only (rules/batch.py)."""
     if w.gpu.type != pool.gpu_type or w.spot != pool.spot:
+        return False
+    if queued and pool.queued_provisioning != (w.queue is not None):
         return False
     return w.gpu.count == 1 if pool.shared else w.gpu.count <= pool.gpu_count
 
@@ -70,6 +74,8 @@ def placement_problems(i: int, w: WorkloadSpec, ctx: Context) -> list[Problem]:
         return []
     if w.gpu.type in ctx.broken_pool_gpus:
         return []  # the broken pool's own problem says what to fix
+    if any(fits(w, p, queued=False) for p in ctx.pools):
+        return [_queued_mismatch(i, w, ctx)]
     want = f"{w.gpu.count} x {w.gpu.type}{' on Spot' if w.spot else ''}"
     have = "; ".join(
         f"{p.name}: {p.gpu_count} x {p.gpu_type}{' Spot' if p.spot else ''}"
@@ -84,6 +90,26 @@ def placement_problems(i: int, w: WorkloadSpec, ctx: Context) -> list[Problem]:
             "or change the workload.",
         )
     ]
+
+
+def _queued_mismatch(i: int, w: WorkloadSpec, ctx: Context) -> Problem:
+    """A pool fits but for queueing: a queued Job on a pool without queuedProvisioning, or
+    another workload on a pool that has it (whose nodes come only through a
+    ProvisioningRequest, which only Kueue makes for a queued Job)."""
+    pools = ", ".join(p.name for p in ctx.pools if fits(w, p, queued=False))
+    if w.queue is not None:
+        return Problem(
+            f"workloads[{i}].queue",
+            f"a queued Job's nodes come through a ProvisioningRequest, and its pool ({pools}) "
+            "does not take one. Set queuedProvisioning: true on that pool (or add one with it), "
+            "or remove queue.",
+        )
+    return Problem(
+        f"workloads[{i}].gpu",
+        f"the pool that has this GPU ({pools}) has queuedProvisioning: true: its nodes come only "
+        "for a queued Job, so this workload would wait for ever. Add queue: {maxRunDuration: "
+        "...} (a Job), or add a pool without queuedProvisioning.",
+    )
 
 
 def autopilot_request_problems(path: str, w: WorkloadSpec) -> list[Problem]:

@@ -169,6 +169,12 @@ class NodePoolSpec(Model):
     Created when capacity frees up, for up to 7 days each, at a discount; needs `minNodes: 0`, no
     `spot`, no `reservation`.
     """
+    queued_provisioning: bool = False
+    """Nodes only for Jobs with `queue`: GKE grants them all at once through a
+    ProvisioningRequest (flex-start with queued provisioning) and removes them after the run.
+
+    Flex-start VMs; needs `minNodes: 0`, no `spot`, no `reservation`, no `placement`.
+    """
     # Cold start (rules/coldstart.py): GKE image streaming; a disk image of preloaded images.
     image_streaming: bool | None = None
     """GKE image streaming (`gcfsConfig`): containers start before their image is fully pulled.

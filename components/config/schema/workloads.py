@@ -20,6 +20,7 @@ from components.config.schema.base import (
     Text,
     _pattern,
 )
+from components.config.schema.batch import OutputSpec, QueueSpec, Schedule, TimeZone
 from components.config.schema.cluster import (
     GpuSpec,
 )
@@ -275,6 +276,34 @@ class WorkloadSpec(Model):
     """Job only: `pulumi up` waits until the Job completes (and fails if it fails).
 
     By default it returns once the Job is created.
+    """
+    queue: QueueSpec | None = None
+    """Job only: wait in a Kueue queue until GKE grants all its nodes at once (flex-start with
+    queued provisioning on a pool with `queuedProvisioning: true`); Standard clusters.
+
+    See [Batch](batch.md).
+    """
+    schedule: Schedule | None = None
+    """Job only: run it on this cron schedule (a CronJob; a run never overlaps the last), e.g.
+    `"0 3 * * *"`."""
+    time_zone: TimeZone = "UTC"
+    """With `schedule`: the IANA time zone it is read in, e.g. `Europe/Berlin`."""
+    parallelism: Annotated[int, Field(ge=1, le=1000)] | None = None
+    """Job only: shards run at once (with `completions`, an Indexed Job: each pod reads its shard
+    from `JOB_COMPLETION_INDEX`).
+
+    Default: 1
+    """
+    completions: Annotated[int, Field(ge=1, le=10000)] | None = None
+    """Job only: shards in all (an Indexed Job of 0 to `completions` - 1).
+
+    Default: one pod, not indexed
+    """
+    output: OutputSpec | None = None
+    """Job only: a Cloud Storage bucket mounted read-write for the results; GKE only.
+
+    Mounted through the Cloud Storage FUSE CSI driver as the workload's own Kubernetes service
+    account (Workload Identity), granted on that bucket only.
     """
     rollout: Rollout = "auto"
     """How a change rolls out: an extra pod first (`surge`) or a pod down first (`replace`).

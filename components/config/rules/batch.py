@@ -1,0 +1,202 @@
+"""Batch rules (issue 36): queued Jobs and the pools that serve them, schedules, shards, output.
+
+Sources (checked 2026-11-26):
+  GKE: https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest ("Run a
+    large-scale workload with flex-start with queued provisioning"; only its opening was readable
+    here): a queued-provisioning pool is created with `--flex-start` and
+    `--enable-queued-provisioning`; the cluster needs GKE 1.32.2-gke.1652000 or later; Kueue
+    (optional) manages the ProvisioningRequests.
+  TOOLKIT: GoogleCloudPlatform/cluster-toolkit at 1047080 modules/compute/gke-node-pool/main.tf
+    preconditions: "reservation_affinity should be NO_RESERVATION when enable_queued_provisioning
+    is true", "autoscaling_total_min_nodes should be 0 when enable_queued_provisioning is true",
+    "Both enable_queued_provisioning and spot consumption option cannot be set to true",
+    "placement_policy cannot be COMPACT when enable_queued_provisioning is true, unless using
+    TPUs", "enable_flex_start needs node auto_repair set to false"; and examples/
+    gke-consumption-options/dws-flex-start-queued-provisioning (gke-a3-ultragpu.yaml,
+    sample-job.yaml, dws-queues.yaml.tftpl).
+  DWS: https://cloud.google.com/kubernetes-engine/docs/concepts/dws: flex-start VMs run "up to 7
+    days".
+  CRONJOB: https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ (five fields;
+    `.spec.timeZone` takes a name of the tz database).
+Autopilot: the GKE page above describes Standard node pools only as far as it could be read;
+whether Autopilot serves ProvisioningRequests of class queued-provisioning.gke.io could not be
+confirmed here, so `queue` is refused there (with the fix: a Standard cluster).
+"""
+
+from __future__ import annotations
+
+import re
+import zoneinfo
+from collections.abc import Iterator
+
+from components.config.context import Context
+from components.config.problems import Problem
+from components.config.rules.capacity_sources import FLEX_START_MIN_GKE
+from components.config.rules.coldstart import BUCKET
+from components.config.schema import NodePoolSpec, WorkloadSpec
+from components.facts import pins
+
+# DWS: a flex-start VM lives at most seven days, so no run may ask to hold one longer.
+MAX_RUN_SECONDS = 7 * 24 * 3600
+_UNITS = {"h": 3600, "m": 60, "s": 1}
+# One cron field: *, a number, a range, a list, a step; or the names of months and days.
+_ITEM = r"[0-9A-Za-z]+(?:-[0-9A-Za-z]+)?"
+_CRON_FIELD = rf"(?:\*|{_ITEM})(?:/[0-9]+)?(?:,{_ITEM}(?:/[0-9]+)?)*"
+_MACROS = "yearly|annually|monthly|weekly|daily|midnight|hourly"
+_CRON = re.compile(rf"{_CRON_FIELD}(?: +{_CRON_FIELD}){{4}}|@(?:{_MACROS})")
+
+
+_DURATION = re.compile(r"(?:[0-9]{1,4}h)?(?:[0-9]{1,4}m)?(?:[0-9]{1,6}s)?")
+
+
+def seconds(duration: str) -> int:
+    """'4h' -> 14400, '1h30m' -> 5400 (the schema's Duration forms)."""
+    return sum(int(n) * _UNITS[u] for n, u in re.findall(r"([0-9]+)([hms])", duration))
+
+
+def pool_problems(i: int, spec: NodePoolSpec, ctx: Context) -> Iterator[Problem]:
+    """A queued-provisioning pool follows GKE's rules for one (TOOLKIT, GKE)."""
+    if not spec.queued_provisioning:
+        return
+    path = f"nodePools[{i}]"
+    if spec.spot:
+        yield Problem(
+            f"{path}.spot",
+            "queued-provisioning nodes are flex-start VMs, and GKE takes one way to buy a pool's "
+            "VMs (cluster-toolkit gke-node-pool: 'Both enable_queued_provisioning and spot ... "
+            "cannot be set to true'). Remove spot, or queuedProvisioning.",
+        )
+    if spec.reservation is not None:
+        yield Problem(
+            f"{path}.reservation",
+            "queued-provisioning nodes never consume a reservation (cluster-toolkit: "
+            "'reservation_affinity should be NO_RESERVATION when enable_queued_provisioning is "
+            "true'). Remove reservation, or queuedProvisioning.",
+        )
+    if spec.min_nodes > 0:
+        yield Problem(
+            f"{path}.minNodes",
+            f"{spec.min_nodes}: a queued-provisioning pool scales from zero; its nodes come only "
+            "when a ProvisioningRequest is granted and go when the run ends (cluster-toolkit: "
+            "'autoscaling_total_min_nodes should be 0'). Set minNodes: 0.",
+        )
+    if spec.placement == "compact":
+        yield Problem(
+            f"{path}.placement",
+            "GKE does not take compact placement on a queued-provisioning GPU pool "
+            "(cluster-toolkit: 'placement_policy cannot be COMPACT when "
+            "enable_queued_provisioning is true, unless using TPUs'). Remove placement.",
+        )
+    channel = ctx.channel
+    if channel in pins.CHANNEL_DEFAULT_VERSION:
+        default = pins.CHANNEL_DEFAULT_VERSION[channel]
+        if pins.gke_version(default) < pins.gke_version(FLEX_START_MIN_GKE):
+            yield Problem(
+                f"{path}.queuedProvisioning",
+                f"flex-start with queued provisioning needs GKE {FLEX_START_MIN_GKE} or later, "
+                f"and the {channel} channel creates clusters at {default}. Use a newer channel.",
+            )
+
+
+def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
+    """queue, schedule, timeZone, parallelism, completions and output: a Job's, each within
+    what Kubernetes, Kueue and GKE take."""
+    path = f"workloads[{i}]"
+    given = [
+        key
+        for key, value in (
+            ("queue", w.queue),
+            ("schedule", w.schedule),
+            ("parallelism", w.parallelism),
+            ("completions", w.completions),
+            ("output", w.output),
+        )
+        if value is not None
+    ]
+    if w.kind != "Job":
+        for key in given:
+            yield Problem(
+                f"{path}.{key}",
+                f"is for a Job, and this workload is a {w.kind}: it runs until stopped, so it "
+                "has no run to queue, schedule, shard or collect. Set kind: Job, or remove it.",
+            )
+        return
+    yield from _queue_problems(path, w, ctx)
+    yield from _schedule_problems(path, w)
+    if w.parallelism is not None and w.completions is None:
+        yield Problem(
+            f"{path}.parallelism",
+            "shards run `parallelism` at a time out of `completions`; without completions every "
+            "pod would do the same work. Set completions (e.g. completions: 16).",
+        )
+    if w.output is not None and not re.fullmatch(BUCKET, w.output.bucket, flags=re.ASCII):
+        yield Problem(
+            f"{path}.output.bucket",
+            f"{ctx.show(f'{path}.output.bucket', w.output.bucket)} is not a Cloud Storage bucket "
+            "name: use 3-63 lowercase letters, digits, '-', '_' and '.', starting and ending with "
+            "a letter or digit (the bucket name alone, without gs://).",
+        )
+    if w.output is not None and ctx.existing:
+        yield Problem(
+            f"{path}.output",
+            "needs GKE (the Cloud Storage FUSE CSI driver and Workload Identity), and this "
+            "cluster is an existing one. Remove it.",
+        )
+
+
+def _queue_problems(path: str, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
+    if w.queue is None:
+        return
+    if ctx.mode in ("autopilot", "existing"):
+        yield Problem(
+            f"{path}.queue",
+            f"queued provisioning comes from a Standard node pool with queuedProvisioning: true, "
+            f"and cluster.mode is {ctx.mode!r}. Set cluster.mode: standard and add such a pool, "
+            "or remove queue.",
+        )
+    held = seconds(w.queue.max_run_duration)
+    if not _DURATION.fullmatch(w.queue.max_run_duration) or not 0 < held <= MAX_RUN_SECONDS:
+        yield Problem(
+            f"{path}.queue.maxRunDuration",
+            f"{w.queue.max_run_duration!r} is not a run length GKE grants: give 1s to 168h (a "
+            "flex-start VM lives at most 7 days), e.g. '4h' or '90m'.",
+        )
+    if w.spot:
+        yield Problem(
+            f"{path}.spot",
+            "a queued Job's nodes are flex-start VMs, not Spot. Remove spot, or queue.",
+        )
+    if w.fallback:
+        yield Problem(
+            f"{path}.fallback",
+            "a queued Job's nodes come from its queued-provisioning pool, not a ComputeClass. "
+            "Remove fallback, or queue.",
+        )
+
+
+def _schedule_problems(path: str, w: WorkloadSpec) -> Iterator[Problem]:
+    if w.schedule is None:
+        if w.time_zone != "UTC":
+            yield Problem(
+                f"{path}.timeZone",
+                "is the time zone of `schedule`, and there is none. Set schedule, or remove it.",
+            )
+        return
+    if not _CRON.fullmatch(w.schedule.strip()):
+        yield Problem(
+            f"{path}.schedule",
+            f"{w.schedule!r} is not a cron schedule: five fields (minute hour day-of-month month "
+            "day-of-week), e.g. '0 3 * * *' for 03:00 every day.",
+        )
+    if w.time_zone not in zoneinfo.available_timezones():
+        yield Problem(
+            f"{path}.timeZone",
+            f"{w.time_zone!r} is not a time zone of the tz database. Use one such as 'UTC' or "
+            "'Europe/Berlin'.",
+        )
+    if w.wait_for_completion:
+        yield Problem(
+            f"{path}.waitForCompletion",
+            "a scheduled Job runs later, not during `pulumi up`: there is nothing to wait for. "
+            "Remove waitForCompletion, or schedule.",
+        )

@@ -1,0 +1,238 @@
+"""Kueue: the queue a Job with `queue` waits in until GKE grants all its nodes at once.
+
+Installed from upstream's release manifests, vendored unedited in components/platform/vendor/
+kueue/ (its README names the tag, commit and checksum). A queued Job carries the LocalQueue's
+name (QUEUE_NAME_LABEL) and starts suspended; Kueue admits it against the ClusterQueue's quota,
+then its AdmissionCheck has Kueue create a ProvisioningRequest of class
+queued-provisioning.gke.io for every pod at once. GKE's autoscaler grants it on a pool with queued
+provisioning (components/platform/nodepool.py) when capacity frees up, and Kueue unsuspends the
+Job. The objects follow Google's own setup (GoogleCloudPlatform/cluster-toolkit at 1047080, its
+example gke-consumption-options/dws-flex-start-queued-provisioning: dws-queues.yaml.tftpl and
+sample-job.yaml), at the API version Kueue 0.19 stores (kueue.x-k8s.io/v1beta2).
+
+Facts read from Kueue's source at v0.19.2 (kubernetes-sigs/kueue@8eab6877):
+  - annotations prefixed `provreq.kueue.x-k8s.io/` on a Job are passed to its
+    ProvisioningRequest as parameters (pkg/controller/constants/constants.go line 56,
+    pkg/controller/admissionchecks/provisioning/provisioning.go line 129); GKE reads
+    `maxRunDurationSeconds` there (cluster-toolkit sample-job.yaml; Kueue's own
+    site/static/examples/provisioning/sample-job.yaml);
+  - without `manageJobsWithoutQueueName` (off in the vendored config) Kueue leaves every Job
+    without the queue label alone, so the stack's other workloads are not touched.
+The controller image is pinned by tag only: no source readable here records the digest of
+registry.k8s.io/kueue/kueue:v0.19.2 (kubernetes/k8s.io registry.k8s.io/images/k8s-staging-kueue/
+images.yaml holds it; the stored copy ends at v0.11.4). `crane digest` confirms one.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.config import NodePoolConfig
+from components.facts.labels import GPU_RESOURCE
+from components.manifest import manifest
+from components.platform.keda import register
+
+VENDOR = Path(__file__).parent / "vendor" / "kueue"
+RELEASE = VENDOR / "kueue-0.19.2.yaml"
+IMAGE = "registry.k8s.io/kueue/kueue:v0.19.2"  # tag only: see the module's docstring
+API_VERSION = "kueue.x-k8s.io/v1beta2"
+# What a queued Job carries (Kueue's "kueue.x-k8s.io/queue-name" label; cluster-toolkit
+# sample-job.yaml) and the annotation its ProvisioningRequest reads its run length from.
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+MAX_RUN_ANNOTATION = "provreq.kueue.x-k8s.io/maxRunDurationSeconds"
+# The ProvisioningRequest class GKE serves with queued-provisioning pools, and the controller
+# name of Kueue's ProvisioningRequest admission check (dws-queues.yaml.tftpl).
+PROVISIONING_CLASS = "queued-provisioning.gke.io"
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+# GKE taints queued-provisioning nodes so only pods meant for them land there (cluster-toolkit
+# modules/compute/gke-node-pool/main.tf lines 68-76: "GKE automatically applies the taint";
+# its gke-tpu-7x README tolerates it, "Tolerations (Mandatory)").
+QUEUED_TAINT_TOLERATION = {
+    "key": "cloud.google.com/gke-queued",
+    "operator": "Equal",
+    "value": "true",
+    "effect": "NoSchedule",
+}
+# The names of the stack's queue objects: one flavor, one ClusterQueue, one LocalQueue.
+QUEUE = "gke-gpu-queued"
+# A node's ephemeral storage for the quota: GKE's boot disk default, 100 GB (pulumi-gcp 10.2.0
+# NodePoolNodeConfigArgs.disk_size_gb: "Defaults to 100GB"); the program sets no other size.
+NODE_DISK_BYTES = 100 * 10**9
+
+
+@cache
+def _load() -> tuple[dict[str, Any], ...]:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return tuple(doc for doc in yaml.load_all(RELEASE.read_text(), Loader=loader) if doc)
+
+
+# Kueue's webhooks on workload objects (pods, Deployments, StatefulSets, Jobs, ...: those with a
+# namespaceSelector in the release) fail closed (`failurePolicy: Fail`) in every namespace but
+# kube-system and kueue-system, so while its controller is down or not yet started no pod of the
+# stack (a gate, KEDA, a model server) could be created. They act only on objects that carry the
+# queue label (without manageJobsWithoutQueueName, off in the vendored config); this selector
+# sends them nothing else. Kueue's own objects (ClusterQueue, Workload, ...) keep theirs.
+QUEUED_ONLY = {"matchExpressions": [{"key": QUEUE_NAME_LABEL, "operator": "Exists"}]}
+WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+
+
+def objects() -> list[dict[str, Any]]:
+    """The release's objects as the program registers them: its workload webhooks limited to
+    queued objects (QUEUED_ONLY); the rest unchanged (the image is the release's own tag)."""
+    return [_adjusted(copy.deepcopy(obj)) for obj in _load()]
+
+
+def _adjusted(obj: dict[str, Any]) -> dict[str, Any]:
+    if obj["kind"] in WEBHOOK_KINDS:
+        for webhook in obj["webhooks"]:
+            if webhook.get("namespaceSelector"):
+                webhook["objectSelector"] = copy.deepcopy(QUEUED_ONLY)
+    return obj
+
+
+def _arguments(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object with its top-level fields named as pulumi_kubernetes' classes take them
+    (`aggregationRule` -> `aggregation_rule`); keda.register maps the rest."""
+    return {
+        re.sub(r"(?<!^)([A-Z])", r"_\1", k).lower() if k not in ("apiVersion", "roleRef") else k: v
+        for k, v in obj.items()
+    }
+
+
+def quota(pools: Sequence[NodePoolConfig]) -> dict[str, int]:
+    """The ClusterQueue's nominal quota: what the queued-provisioning pools hold at maxNodes, so
+    Kueue admits no more than GKE could grant (GPUs, and the CPU, memory and disk their nodes
+    leave for pods)."""
+    queued = [p for p in pools if p.queued_provisioning]
+    return {
+        "cpu": sum(p.max_nodes * p.room.cpu_millicores for p in queued),
+        "memory": sum(p.max_nodes * p.room.memory_bytes for p in queued),
+        GPU_RESOURCE: sum(p.max_nodes * p.gpu_count for p in queued),
+        "ephemeral-storage": sum(p.max_nodes * NODE_DISK_BYTES for p in queued),
+    }
+
+
+def queue_objects(namespace: str, pools: Sequence[NodePoolConfig]) -> list[dict[str, Any]]:
+    """ResourceFlavor, ProvisioningRequestConfig, AdmissionCheck, ClusterQueue (admitting the
+    stack's namespace only) and the namespace's LocalQueue, as dws-queues.yaml.tftpl has them."""
+    limits = quota(pools)
+    quantities = {
+        "cpu": f"{limits['cpu']}m",
+        "memory": str(limits["memory"]),
+        GPU_RESOURCE: str(limits[GPU_RESOURCE]),
+        "ephemeral-storage": str(limits["ephemeral-storage"]),
+    }
+    meta = {"name": QUEUE}
+    return [
+        {"kind": "ResourceFlavor", "metadata": meta, "spec": {}},
+        {
+            "kind": "ProvisioningRequestConfig",
+            "metadata": meta,
+            "spec": {
+                "provisioningClassName": PROVISIONING_CLASS,
+                "managedResources": [GPU_RESOURCE],
+            },
+        },
+        {
+            "kind": "AdmissionCheck",
+            "metadata": meta,
+            "spec": {
+                "controllerName": PROVISIONING_CONTROLLER,
+                "parameters": {
+                    "apiGroup": "kueue.x-k8s.io",
+                    "kind": "ProvisioningRequestConfig",
+                    "name": QUEUE,
+                },
+            },
+        },
+        {
+            "kind": "ClusterQueue",
+            "metadata": meta,
+            "spec": {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+                "resourceGroups": [
+                    {
+                        "coveredResources": list(quantities),
+                        "flavors": [
+                            {
+                                "name": QUEUE,
+                                "resources": [
+                                    {"name": k, "nominalQuota": v} for k, v in quantities.items()
+                                ],
+                            }
+                        ],
+                    }
+                ],
+                "admissionChecksStrategy": {"admissionChecks": [{"name": QUEUE}]},
+            },
+        },
+        {
+            "kind": "LocalQueue",
+            "metadata": {"name": QUEUE, "namespace": namespace},
+            "spec": {"clusterQueue": QUEUE},
+        },
+    ]
+
+
+@dataclass(frozen=True)
+class KueueArgs:
+    after: list[pulumi.Resource]
+    """What must exist first (the cluster)."""
+    namespace: pulumi.Resource
+    """The workloads' namespace: the LocalQueue lives there."""
+    namespace_name: str
+    pools: tuple[NodePoolConfig, ...]
+
+
+class Kueue(pulumi.ComponentResource):
+    """Kueue 0.19.2 in `kueue-system`, and the stack's queue for queued-provisioning pools."""
+
+    ready: list[pulumi.Resource]
+    """What a queued Job waits for: the queue objects (which wait for Kueue's controller)."""
+
+    def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gke-gpu:index:Kueue", name, None, opts)
+        stages: list[pulumi.Resource] = []
+        deployments: list[pulumi.Resource] = []
+        # The namespace and CRDs; then RBAC, config, Services and webhooks; then the controller.
+        # Destroy runs in reverse, so the controller still runs while its objects go.
+        for stage in range(3):
+            waits = [*args.after, *stages]
+            found = [o for o in objects() if _stage(o) == stage]
+            registered = [
+                register(_arguments(o), pulumi.ResourceOptions(parent=self, depends_on=waits))
+                for o in found
+            ]
+            stages = [*stages, *registered]
+            deployments += [
+                r for o, r in zip(found, registered, strict=True) if o["kind"] == "Deployment"
+            ]
+        # Kueue's webhooks validate its objects: they wait for its controller.
+        self.ready = [
+            k8s.apiextensions.CustomResource(
+                f"{name}-{obj['kind'].lower()}",
+                api_version=API_VERSION,
+                kind=obj["kind"],
+                metadata=manifest(obj["metadata"]),
+                spec=manifest(obj["spec"]),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*deployments, args.namespace]),
+            )
+            for obj in queue_objects(args.namespace_name, args.pools)
+        ]
+        self.register_outputs({})
+
+
+def _stage(obj: dict[str, Any]) -> int:
+    if obj["kind"] in ("Namespace", "CustomResourceDefinition"):
+        return 0
+    return 2 if obj["kind"] == "Deployment" else 1

@@ -89,4 +89,5 @@ def _waits(platform: Platform) -> GpuServiceWaits:
         metrics_adapter=[r.urn for r in platform.metrics_adapter.ready]
         if platform.metrics_adapter
         else [],
+        kueue=[r.urn for r in platform.kueue.ready] if platform.kueue else [],
     )

@@ -76,6 +76,8 @@ class GpuServiceWaits(TypedDict):
     """KEDA and its HTTP add-on, ready (a workload with `autoscale.minReplicas: 0`)."""
     metrics_adapter: NotRequired[list[pulumi.Input[str]]]
     """The custom metrics adapter the HorizontalPodAutoscaler reads (`autoscale`, GKE)."""
+    kueue: NotRequired[list[pulumi.Input[str]]]
+    """Kueue and the stack's queue objects, ready (a Job with `queue`)."""
 
 
 class GpuServiceArgs(TypedDict):
@@ -230,17 +232,17 @@ class GpuService(pulumi.ComponentResource):
             found += ModelCacheAccess(
                 f"output-{w.name}",
                 ModelCacheAccessArgs(
-                    project=platform.config.project,
-                    namespace=platform.config.namespace,
+                    project=project,
+                    namespace=self._namespace_name,
                     service_account=w.name,
                     bucket=w.output.bucket,
                     access="writer",
-                    after=[platform.cluster],
+                    after=_waiting(self._waits.get("cluster", [])),
                 ),
                 opts=self._root(),
             ).ready
-        if w.queue is not None and platform.kueue is not None:
-            found += platform.kueue.ready
+        if w.queue is not None:
+            found += _waiting(self._waits.get("kueue", []))
         return found
 
     def _secret_values(self) -> dict[str, pulumi.Output[str]]:

@@ -188,6 +188,11 @@ class ServiceNodePool(TypedDict):
     flex_start: NotRequired[bool]
     """Flex-start (Dynamic Workload Scheduler) nodes."""
 
+    queued_provisioning: NotRequired[bool]
+    """Nodes only for Jobs with `queue`: GKE grants them all at once through a
+    ProvisioningRequest (flex-start with queued provisioning) and removes them after the run.
+    """
+
     image_streaming: NotRequired[bool | None]
     """GKE image streaming (`gcfsConfig`): containers start before their image is fully pulled.
 
@@ -313,6 +318,29 @@ class WorkloadRollout(Enum):
     Auto = "auto"
     Surge = "surge"
     Replace = "replace"
+
+
+class WorkloadOutput(TypedDict):
+    """Where results land: a Cloud Storage bucket mounted read-write (FUSE CSI driver)."""
+
+    bucket: str
+    """The bucket (its name alone, without `gs://`); the workload's own Kubernetes service
+    account is granted `roles/storage.objectUser` on it, on nothing else.
+    """
+
+    mount_path: NotRequired[str]
+    """Where it appears in the container: files written there land in the bucket."""
+
+
+class WorkloadQueue(TypedDict):
+    """The Job waits in a Kueue queue until GKE grants every node it needs at once (flex-start
+    with queued provisioning), then holds them at most `maxRunDuration`.
+    """
+
+    max_run_duration: str
+    """The longest one run may hold its nodes, e.g. `4h`, `90m` (at most `168h`, flex-start's 7
+    days); GKE removes the nodes after it (the ProvisioningRequest's `maxRunDurationSeconds`).
+    """
 
 
 class WorkloadEgress(TypedDict):
@@ -565,6 +593,35 @@ class Workload(TypedDict):
 
     wait_for_completion: NotRequired[bool]
     """Job only: `pulumi up` waits until the Job completes (and fails if it fails)."""
+
+    queue: NotRequired[WorkloadQueue | None]
+    """Job only: wait in a Kueue queue until GKE grants all its nodes at once (flex-start with
+    queued provisioning on a pool with `queuedProvisioning: true`); Standard clusters.
+    """
+
+    schedule: NotRequired[str | None]
+    """Job only: run it on this cron schedule (a CronJob; a run never overlaps the last), e.g.
+    `"0 3 * * *"`.
+    """
+
+    time_zone: NotRequired[str]
+    """With `schedule`: the IANA time zone it is read in, e.g. `Europe/Berlin`."""
+
+    parallelism: NotRequired[int | None]
+    """Job only: shards run at once (with `completions`, an Indexed Job: each pod reads its shard
+    from `JOB_COMPLETION_INDEX`).
+
+    Default: 1
+    """
+
+    completions: NotRequired[int | None]
+    """Job only: shards in all (an Indexed Job of 0 to `completions` - 1).
+
+    Default: one pod, not indexed
+    """
+
+    output: NotRequired[WorkloadOutput | None]
+    """Job only: a Cloud Storage bucket mounted read-write for the results; GKE only."""
 
     rollout: NotRequired[WorkloadRollout]
     """How a change rolls out: an extra pod first (`surge`) or a pod down first (`replace`)."""

@@ -1,6 +1,7 @@
 """The stack's config: read as the engine hands it over, validated, resolved into StackConfig."""
 
 import json
+from typing import TYPE_CHECKING, Literal
 
 from components.config.defaults import DEFAULT_IMAGE, DEFAULT_MODEL, default_workloads
 from components.config.loader import load
@@ -8,24 +9,41 @@ from components.config.model import (
     NAMESPACE,
     CapacityChoice,
     ClusterConfig,
+    ClusterMode,
     DevicePluginConfig,
+    DevicePluginKind,
+    DnsEndpointAccess,
     ExistingClusterConfig,
     Expose,
+    GpuDriver,
+    GpuPool,
+    GpuSharingStrategy,
     Maintenance,
     MaintenanceExclusion,
     MaintenanceWindow,
     MonitoringConfig,
+    NodeImageType,
+    NodeLabel,
     NodePoolConfig,
+    PoolPlacement,
     Probe,
+    ProvisioningLimit,
+    Reservation,
     Secret,
     Sharing,
     StackConfig,
     Storage,
+    UpgradeScope,
     WorkloadConfig,
 )
 from components.config.problems import ConfigError
-from components.config.schema import Mode
 from components.config.source import StackFile, decode, from_engine
+
+if TYPE_CHECKING:
+    import pulumi
+
+Mode = ClusterMode | Literal["existing"]
+"""A resolved cluster's mode (the schema's `Mode` choices, GKE's as ClusterMode)."""
 
 
 def from_pulumi() -> StackConfig:
@@ -43,6 +61,18 @@ def from_pulumi() -> StackConfig:
         extra_problems=engine.problems,
         hidden=engine.hidden,
     )
+
+
+def kubeconfig_input(cluster: ExistingClusterConfig) -> "pulumi.Output[str] | None":
+    """ExistingClusterArgs.kubeconfig: the kubeconfig itself (a secret), or read from the secret
+    config key cluster.kubeconfig names (the older indirection); None with a context."""
+    import pulumi
+
+    if isinstance(cluster.kubeconfig, Secret):
+        return cluster.kubeconfig.output()
+    if cluster.kubeconfig:
+        return pulumi.Config(NAMESPACE).require_secret(cluster.kubeconfig)
+    return None
 
 
 def from_stack_file(read: StackFile, stack: str) -> StackConfig:
@@ -75,24 +105,37 @@ __all__ = [
     "NAMESPACE",
     "CapacityChoice",
     "ClusterConfig",
+    "ClusterMode",
     "ConfigError",
     "DevicePluginConfig",
+    "DevicePluginKind",
+    "DnsEndpointAccess",
     "ExistingClusterConfig",
     "Expose",
+    "GpuDriver",
+    "GpuPool",
+    "GpuSharingStrategy",
     "Maintenance",
     "MaintenanceExclusion",
     "MaintenanceWindow",
     "Mode",
     "MonitoringConfig",
+    "NodeImageType",
+    "NodeLabel",
     "NodePoolConfig",
+    "PoolPlacement",
     "Probe",
+    "ProvisioningLimit",
+    "Reservation",
     "Secret",
     "Sharing",
     "StackConfig",
     "Storage",
+    "UpgradeScope",
     "WorkloadConfig",
     "default_workloads",
     "from_pulumi",
+    "kubeconfig_input",
     "from_stack_file",
     "load",
 ]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from components.config import formats
+from components.config import formats, typed
 from components.config.context import Context
 from components.config.model import (
     Autoscale,
@@ -59,7 +59,8 @@ T = TypeVar("T", bound="DataclassInstance")
 
 def from_spec(cls: type[T], spec: BaseModel, **decided: Any) -> T:
     """A config dataclass from its spec: each field the spec has by the same name (lists and
-    mappings as tuples, mappings sorted), and `decided` for the rest."""
+    mappings as tuples, mappings sorted), and `decided` for the rest; a schema's Literal string
+    becomes the Enum the field names (typed.coerce)."""
     fields = {f.name for f in dataclasses.fields(cls)}
     assert fields >= decided.keys(), decided.keys() - fields
     copied = {
@@ -67,7 +68,8 @@ def from_spec(cls: type[T], spec: BaseModel, **decided: Any) -> T:
         for name in fields - decided.keys()
         if name in type(spec).model_fields
     }
-    return cls(**copied, **decided)
+    hints = typed.annotations(cls)
+    return cls(**{name: typed.coerce(hints[name], v) for name, v in {**copied, **decided}.items()})
 
 
 def _frozen(value: Any) -> Any:

@@ -22,6 +22,7 @@ from components.config.component_checks import pool_args_problems
 from components.platform.nodepool import GpuNodePoolArgs
 from components.public import PLATFORM_COMPONENTS, PUBLIC_COMPONENTS
 from tests.conftest import MINIMAL, NODE_POOL, ROOT
+from tools import component_args
 from tools.engine import run_program
 
 
@@ -209,3 +210,13 @@ def test_no_platform_component_reads_pulumi_config_or_the_stack_name() -> None:
         "a component takes what it needs as Args; reading the stack's config or name ties it to "
         f"this one program: {offenders}"
     )
+
+
+def test_the_architecture_docs_list_the_current_args_of_every_public_component() -> None:
+    text = component_args.DOC.read_text()
+    assert component_args.current(text) == text, (
+        f"docs/architecture.md lists Args the components no longer take: run "
+        f"`{component_args.COMMAND}` and commit the result"
+    )
+    for component in PUBLIC_COMPONENTS:
+        assert f"### {component.__name__}\n" in text, f"{component.__name__} is not listed"

@@ -23,37 +23,43 @@ END = "<!-- component-args:end -->"
 COMMAND = "python -m tools.component_args --write"
 
 
-def type_of(p: PropertyDefinition) -> str:
+def type_of(p: PropertyDefinition, wrap: str = "Input") -> str:
     """A property's type as a consumer reads it: `string`, `GpuPool`, `string[]`,
     `map<string>`, `resource gcp:container/nodePool:NodePool`; `Input<...>` when it may come
-    from another resource's output."""
+    from another resource's output (an output is always `Output<...>`)."""
     if p.ref:
         ref = unquote(p.ref)
         shown = (
-            f"resource {ref.rsplit('/', 1)[-1]}"
-            if "/resources/" in ref
+            f"resource {ref.split('#/resources/', 1)[1]}"
+            if "#/resources/" in ref
             else ref.rsplit(":", 1)[-1]
             if ref.startswith("#/types/")
             else ref.rsplit("/", 1)[-1]
         )
     elif p.items is not None:
-        shown = f"{type_of(p.items).removeprefix('Input<').removesuffix('>')}[]"
+        shown = f"{type_of(p.items, '')}[]"
     elif p.additional_properties is not None:
-        shown = f"map<{type_of(p.additional_properties)}>"
+        shown = f"map<{type_of(p.additional_properties, '')}>"
     else:
         shown = p.type.value if p.type else "any"
-    return shown if p.plain or "resource " in shown else f"Input<{shown}>"
+    return shown if p.plain or not wrap or "resource " in shown else f"{wrap}<{shown}>"
 
 
 def _cell(text: str | None) -> str:
     return " ".join((text or "").split()).replace("|", "\\|")
 
 
-def _table(properties: dict[str, PropertyDefinition]) -> list[str]:
-    lines = ["| property | type | required | description |", "|---|---|---|---|"]
+def _table(properties: dict[str, PropertyDefinition], output: bool = False) -> list[str]:
+    head = (
+        "| property | type | may be unset | description |"
+        if output
+        else ("| property | type | required | description |")
+    )
+    lines = [head, "|---|---|---|---|"]
     for name, p in properties.items():
-        required = "" if p.optional else "yes"
-        lines.append(f"| `{name}` | `{type_of(p)}` | {required} | {_cell(p.description)} |")
+        flag = ("yes" if p.optional else "") if output else ("" if p.optional else "yes")
+        shown = type_of(p, "Output" if output else "Input")
+        lines.append(f"| `{name}` | `{shown}` | {flag} | {_cell(p.description)} |")
     return lines
 
 
@@ -75,7 +81,7 @@ def render() -> str:
     ]
     for name, c in result["component_definitions"].items():
         lines += [f"### {name}", "", _cell(c.description), "", "Args:", ""]
-        lines += [*_table(c.inputs), "", "Outputs:", "", *_table(c.outputs), ""]
+        lines += [*_table(c.inputs), "", "Outputs:", "", *_table(c.outputs, output=True), ""]
     lines += ["### Types the Args use", ""]
     for t in sorted(result["type_definitions"].values(), key=lambda t: t.name):
         lines += _type_section(t)

@@ -98,6 +98,10 @@ def test_the_driver_installer_and_the_clusters_take_enums_and_resources(
     ]
     mode = schema["type_definitions"][_type(schema, cluster.properties["mode"].ref)]
     assert {e.value for e in mode.enum or []} == {"standard", "autopilot"}
+    assert [k for k, p in cluster.properties.items() if not p.optional] == ["name"], (
+        "a stack file needs to set no cluster key (its name comes from the stack), so a "
+        "consumer sets only the name"
+    )
     existing = _inputs(schema, "ExistingCluster")
     assert existing["kubeconfig"].optional and existing["context"].optional, (
         "an existing cluster is reached through either"
@@ -167,7 +171,35 @@ def test_a_component_with_bad_args_registers_nothing_and_names_every_problem(
     )
 
 
-def test_the_shipped_pools_pass_their_components_own_checks() -> None:
+MINIMAL_POOL_PROGRAM = """
+from components.config import GpuPool
+from components.platform.nodepool import GpuNodePool, GpuNodePoolArgs
+
+GpuNodePool("l4", GpuNodePoolArgs(
+    project="acme-ml-test", location="us-central1", cluster_name="c", service_account="sa",
+    pool=GpuPool(name="l4", gpu_type="nvidia-l4"),
+))
+"""
+
+
+def test_a_pool_given_only_its_name_and_gpu_type_gets_the_stack_files_defaults(
+    tmp_path: Path,
+) -> None:
+    program = tmp_path / "__main__.py"
+    program.write_text(MINIMAL_POOL_PROGRAM)
+    pool = run_program(MINIMAL, program=program).one(NODE_POOL).inputs
+    node = pool["nodeConfig"]
+    assert node["machineType"] == "g2-standard-4", "the smallest machine that carries one L4"
+    assert node["guestAccelerators"][0]["count"] == 1
+    assert node["guestAccelerators"][0]["gpuDriverInstallationConfig"] == {
+        "gpuDriverVersion": "DEFAULT"
+    }
+    assert not node.get("spot"), "on-demand unless asked"
+    assert pool["autoscaling"]["totalMinNodeCount"] == 0, "scales to zero when idle"
+    assert pool["autoscaling"]["totalMaxNodeCount"] == 1
+
+
+def test_a_valid_pool_passes_its_components_own_checks() -> None:
     pool = GpuPool(name="l4", gpu_type="nvidia-l4", gpu_count=1, spot=True, max_nodes=2)
     assert pool_args_problems(pool, "us-central1") == []
 

@@ -10,6 +10,7 @@ from typing import Literal
 from components.config.platform_model import (
     ClusterConfig,
     ClusterMode,
+    ClusterSettings,
     DevicePluginConfig,
     DevicePluginKind,
     DnsEndpointAccess,
@@ -285,6 +286,7 @@ __all__ = [
     "CapacityChoice",
     "ClusterConfig",
     "ClusterMode",
+    "ClusterSettings",
     "DevicePluginConfig",
     "DevicePluginKind",
     "DnsEndpointAccess",

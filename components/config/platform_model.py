@@ -17,7 +17,7 @@ settings to the default it filled in.
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 import pulumi
 
@@ -178,23 +178,39 @@ class ProvisioningLimit(NamedTuple):
     maximum: int
 
 
-@dataclass(frozen=True)
-class ClusterConfig:
-    """The GKE cluster as resolved (cluster.*): GkeClusterArgs.cluster."""
+def _default(model: type, field: str) -> Any:
+    """A stack-file key's default, from the schema that describes it once."""
+    return model.model_fields[field].default
 
-    mode: ClusterMode
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """A GKE cluster's settings (GkeClusterArgs.cluster); a setting left out (None) takes the
+    stack file's default."""
+
     name: str
-    location: str
-    release_channel: str
-    deletion_protection: bool
-    master_authorized_networks: Sequence[str]
-    private_nodes: bool
-    system_machine_type: str
-    system_nodes: int
-    auto_provisioning_limits: Sequence[ProvisioningLimit] = ()
+    """The cluster's GKE name."""
+    mode: ClusterMode | None = None
+    """Default: autopilot."""
+    location: str | None = None
+    """A region (regional cluster) or one of its zones. Default: GkeClusterArgs.region."""
+    release_channel: str | None = None
+    """RAPID, REGULAR or STABLE. Default: REGULAR."""
+    deletion_protection: bool | None = None
+    """GKE's deletion protection, and Pulumi's `protect` on what the service stands on.
+    Default: true."""
+    master_authorized_networks: Sequence[str] | None = None
+    """CIDR blocks that may reach the control plane. Default: none (unrestricted)."""
+    private_nodes: bool | None = None
+    """Nodes without external addresses. Default: false."""
+    system_machine_type: str | None = None
+    """Standard: the system pool's machine type. Default: e2-standard-2."""
+    system_nodes: int | None = None
+    """Standard: system pool nodes per zone. Default: 1."""
+    auto_provisioning_limits: Sequence[ProvisioningLimit] | None = None
     """Standard: node auto-provisioning resource limits (cpu, memory GB, GPU types) for the
     workloads' ComputeClasses; empty leaves auto-provisioning off."""
-    network: str = "default"
+    network: str | None = None
     """The VPC network (name or self-link); the project's `default` network unless set."""
     subnetwork: str | None = None
     """The subnetwork (name or self-link); None: GKE picks the network's subnet of the region."""
@@ -204,27 +220,60 @@ class ClusterConfig:
     """Secondary range name of the subnetwork for Service IPs (None: GKE creates one)."""
     node_service_account: str | None = None
     """An existing node service account (email); None: the stack creates one."""
-    production: bool = False
-    """cluster.production: the policy pack holds this stack to the production rules."""
-    cloud_nat: bool = False
+    production: bool | None = None
+    """A production stack (a label on the cluster the policy pack reads). Default: false."""
+    cloud_nat: bool | None = None
     """A Cloud NAT (and its router) for the cluster's subnetwork: private nodes reach public
-    registries through it. False with public nodes, or when a NAT of yours serves the subnet."""
-    dataplane_v2: bool = True
+    registries through it. Default: on with private nodes."""
+    dataplane_v2: bool | None = None
     """Standard: GKE Dataplane V2, which enforces NetworkPolicy (create-only: changing it
-    replaces the cluster). Autopilot always has it."""
-    dns_endpoint: DnsEndpointAccess = DnsEndpointAccess.DISABLED
+    replaces the cluster). Autopilot always has it. Default: true."""
+    dns_endpoint: DnsEndpointAccess | None = None
     """`external`: user traffic may use the DNS-based control-plane endpoint from anywhere (IAM
-    decides), and the kubeconfig uses it; `disabled`: the kubeconfig uses the IP endpoint."""
+    decides), and the kubeconfig uses it; `disabled`: the kubeconfig uses the IP endpoint.
+    Default: disabled."""
     secrets_encryption_key: str | None = None
     """A Cloud KMS key (projects/P/locations/L/keyRings/R/cryptoKeys/K) that encrypts Secrets
     at the application layer; None: GKE's default encryption at rest only."""
-    binary_authorization: bool = False
+    binary_authorization: bool | None = None
     """The cluster evaluates the project's Binary Authorization policy (which says audit or
-    enforce); on in production unless asked otherwise."""
-    system_nodes_total: int = 0
-    """Standard: system_nodes per zone, times the zones a regional cluster spreads them over."""
+    enforce). Default: as `production`."""
     maintenance: Maintenance | None = None
     """When GKE may upgrade the cluster (a window, exclusions); None: at any time."""
+
+
+@dataclass(frozen=True)
+class ClusterConfig(ClusterSettings):
+    """The GKE cluster as the loader resolved it (cluster.*): every setting decided."""
+
+    mode: ClusterMode = ClusterMode(_default(schema.ClusterSpec, "mode"))
+    location: str = ""
+    release_channel: str = _default(schema.ClusterSpec, "release_channel")
+    deletion_protection: bool = _default(schema.ClusterSpec, "deletion_protection")
+    master_authorized_networks: Sequence[str] = ()
+    private_nodes: bool = _default(schema.ClusterSpec, "private_nodes")
+    system_machine_type: str = _default(schema.SystemPoolSpec, "machine_type")
+    system_nodes: int = _default(schema.SystemPoolSpec, "nodes")
+    auto_provisioning_limits: Sequence[ProvisioningLimit] = ()
+    network: str = "default"
+    production: bool = False
+    cloud_nat: bool = False
+    dataplane_v2: bool = True
+    dns_endpoint: DnsEndpointAccess = DnsEndpointAccess.DISABLED
+    binary_authorization: bool = False
+    system_nodes_total: int = 0
+    """Standard: system_nodes per zone, times the zones a regional cluster spreads them over."""
+
+    @classmethod
+    def of(cls, cluster: ClusterSettings, region: str) -> "ClusterConfig":
+        """A consumer's cluster with its defaults filled in (the loader's as it is)."""
+        if isinstance(cluster, ClusterConfig):
+            return cluster
+        given = {k: v for k, v in vars(cluster).items() if v is not None}
+        given.setdefault("location", region)
+        given.setdefault("cloud_nat", bool(cluster.private_nodes))
+        given.setdefault("binary_authorization", bool(cluster.production))
+        return cls(**given)
 
 
 class NodeLabel(NamedTuple):
@@ -335,7 +384,7 @@ class NodePoolConfig(GpuPool):
     machine_type: str = ""
     spot: bool = False
     min_nodes: int = 0
-    max_nodes: int = 1
+    max_nodes: int = _default(schema.NodePoolSpec, "max_nodes")
     zones: Sequence[str] = ()
     image_type: NodeImageType = NodeImageType.COS_CONTAINERD
     driver: GpuDriver = GpuDriver.DEFAULT

@@ -7,6 +7,7 @@ components/platform/cluster_settings.py), the system pool, and access (the kubec
 components/platform/kubeconfig.py, and the Kubernetes provider).
 """
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,7 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components.config import ClusterConfig, ClusterMode, typed
+from components.config import ClusterConfig, ClusterMode, ClusterSettings, typed
 from components.config.component_checks import (
     ArgsError,
     cluster_args_problems,
@@ -46,8 +47,8 @@ class GkeClusterArgs:
     """The Google Cloud project the cluster is created in."""
     region: str
     """The region of the cluster (its location, or the region of its zone)."""
-    cluster: ClusterConfig
-    """The cluster's mode, name, location, network, access and maintenance."""
+    cluster: ClusterSettings
+    """The cluster's name, mode, location, network, access and maintenance."""
     gcs_fuse_csi_driver: bool | None = None
     """Standard: enable the Cloud Storage FUSE CSI driver add-on (a workload has modelCache).
     Autopilot has it on by default. Default: false."""
@@ -56,6 +57,11 @@ class GkeClusterArgs:
     Consumer (Autopilot always streams and always gets it). Default: false."""
     image_repositories: Sequence[Repository] | None = None
     """Artifact Registry repositories (of the cluster's project) the nodes pull images from."""
+
+
+def _cfg(args: GkeClusterArgs) -> ClusterConfig:
+    """The cluster's settings with their defaults (the loader's, or a consumer's filled in)."""
+    return ClusterConfig.of(args.cluster, args.region)
 
 
 def node_service_account_id(cluster_name: str) -> str:
@@ -112,9 +118,10 @@ class GkeCluster(pulumi.ComponentResource):
         self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         args = typed.build(GkeClusterArgs, args)
-        ArgsError.check("GkeCluster", name, cluster_args_problems(args.cluster, args.region))
+        args = dataclasses.replace(args, cluster=ClusterConfig.of(args.cluster, args.region))
+        ArgsError.check("GkeCluster", name, cluster_args_problems(_cfg(args), args.region))
         super().__init__("gke-gpu:index:GkeCluster", name, None, opts)
-        cfg = args.cluster
+        cfg = _cfg(args)
         # In a protected stack the resources a running service stands on are protected too:
         # the system pool (GpuNodePoolArgs.protect does the same for GPU pools) and Cloud NAT.
         # `pulumi destroy --skip-preview` refuses a protected delete only when it reaches it
@@ -153,7 +160,7 @@ class GkeCluster(pulumi.ComponentResource):
         self, name: str, args: GkeClusterArgs
     ) -> tuple[pulumi.Output[str], list[pulumi.Resource]]:
         """The nodes' service account (the stack's own, or one given) and its project roles."""
-        cfg = args.cluster
+        cfg = _cfg(args)
         if cfg.node_service_account is not None:
             # An account created beforehand (docs/delivery.md): the deploy identity then needs
             # roles/iam.serviceAccountUser on that one account only, and no right to create
@@ -213,7 +220,7 @@ class GkeCluster(pulumi.ComponentResource):
             f"{name}-router",
             project=args.project,
             region=args.region,
-            network=args.cluster.network,
+            network=_cfg(args).network,
             opts=protected,
         )
         gcp.compute.RouterNat(
@@ -223,7 +230,7 @@ class GkeCluster(pulumi.ComponentResource):
             router=router.name,
             nat_ip_allocate_option="AUTO_ONLY",
             source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS",
-            subnetworks=nat_subnetworks(args.project, args.region, args.cluster),
+            subnetworks=nat_subnetworks(args.project, args.region, _cfg(args)),
             opts=protected,
         )
 
@@ -235,7 +242,7 @@ class GkeCluster(pulumi.ComponentResource):
         roles: list[pulumi.Resource],
     ) -> gcp.container.Cluster:
         """The GKE cluster itself, created once the nodes' roles are granted."""
-        cfg = args.cluster
+        cfg = _cfg(args)
         return gcp.container.Cluster(
             f"{name}-cluster",
             **cluster_args(args.project, cfg, node_sa, bool(args.gcs_fuse_csi_driver)),
@@ -262,7 +269,7 @@ class GkeCluster(pulumi.ComponentResource):
         protected: pulumi.ResourceOptions,
     ) -> gcp.container.NodePool:
         """Standard: the pool the cluster's own pods and the gates run on."""
-        cfg = args.cluster
+        cfg = _cfg(args)
         return gcp.container.NodePool(
             f"{name}-system",
             name="system",

@@ -17,8 +17,24 @@ from pulumi.provider.experimental.analyzer import (
     PropertyType,
 )
 
-from components.config import GpuDriver, GpuPool, NodeImageType, typed
-from components.config.component_checks import pool_args_problems
+from components.config import (
+    ClusterConfig,
+    ClusterSettings,
+    DevicePluginConfig,
+    DevicePluginKind,
+    GpuDriver,
+    GpuPool,
+    NodeImageType,
+    NodeLabel,
+    typed,
+)
+from components.config.component_checks import (
+    cluster_args_problems,
+    existing_args_problems,
+    installer_args_problems,
+    plugin_args_problems,
+    pool_args_problems,
+)
 from components.platform.nodepool import GpuNodePoolArgs
 from components.public import PLATFORM_COMPONENTS, PUBLIC_COMPONENTS
 from tests.conftest import MINIMAL, NODE_POOL, ROOT
@@ -202,6 +218,46 @@ def test_a_pool_given_only_its_name_and_gpu_type_gets_the_stack_files_defaults(
 def test_a_valid_pool_passes_its_components_own_checks() -> None:
     pool = GpuPool(name="l4", gpu_type="nvidia-l4", gpu_count=1, spot=True, max_nodes=2)
     assert pool_args_problems(pool, "us-central1") == []
+
+
+def _paths(problems: object) -> list[str]:
+    return [str(p).split(":", 1)[0] for p in problems]  # type: ignore[attr-defined]
+
+
+def test_the_other_components_report_each_bad_arg_at_its_path() -> None:
+    cluster = ClusterConfig.of(
+        ClusterSettings(
+            name="Bad_Name", location="europe-west4", master_authorized_networks=["10.0.0.1/8"]
+        ),
+        "us-central1",
+    )
+    assert _paths(cluster_args_problems(cluster, "us-central1")) == [
+        "cluster.name",
+        "cluster.location",
+        "cluster.masterAuthorizedNetworks[0]",
+    ]
+    assert _paths(existing_args_problems(None, None)) == ["kubeconfig"], "neither is given"
+    assert _paths(existing_args_problems("kubeconfig", "ctx")) == ["kubeconfig"], "both given"
+    plugin = DevicePluginConfig(
+        type=DevicePluginKind.NONE,
+        sharing_replicas=1,
+        node_selector_terms=((NodeLabel("gpu", "yes please"),),),
+    )
+    assert _paths(plugin_args_problems(plugin)) == [
+        "plugin.sharingReplicas",
+        "plugin.sharingReplicas",
+        "plugin.nodeSelectorTerms[0][0].value",
+    ], "replicas below 2, time-slicing with no plugin, a label value Kubernetes refuses"
+    assert _paths(installer_args_problems([])) == ["pools"]
+    assert _paths(installer_args_problems(["l4", "L4!"])) == ["pools[1]"]
+
+
+def test_a_consumers_cluster_takes_the_stack_files_defaults() -> None:
+    cluster = ClusterConfig.of(ClusterSettings(name="gpu", private_nodes=True), "us-central1")
+    assert cluster.mode == "autopilot" and cluster.location == "us-central1"
+    assert cluster.deletion_protection, "a cluster is protected unless asked otherwise"
+    assert cluster.cloud_nat, "private nodes reach public registries only through Cloud NAT"
+    assert cluster.release_channel == "REGULAR" and cluster.system_nodes == 1
 
 
 # --- no component reads the stack's config or name ----------------------------------------------

@@ -19,6 +19,7 @@ from components.config.model import (
     Cache,
     CapacityChoice,
     ClusterConfig,
+    ClusterSettings,
     Egress,
     ExistingClusterConfig,
     Expose,
@@ -251,24 +252,26 @@ def cluster(
             device_plugin=ctx.device_plugin,
         )
     assert ctx.mode is not None
-    return from_spec(
-        ClusterConfig,
+    # The cluster as a consumer of GkeCluster would give it; ClusterConfig.of fills in the
+    # defaults (cloudNat with private nodes, binaryAuthorization in production) for both.
+    settings = from_spec(
+        ClusterSettings,
         spec,
         mode=ctx.mode,
         name=spec.name or names.cluster_name(stack),
         location=ctx.location,
-        cloud_nat=spec.private_nodes if spec.cloud_nat is None else spec.cloud_nat,
         system_machine_type=spec.system_pool.machine_type,
         system_nodes=spec.system_pool.nodes,
-        system_nodes_total=capacity_sources.system_node_count(
-            spec.system_pool.nodes, ctx.location, ctx.region
-        ),
         auto_provisioning_limits=fallback.auto_provisioning_limits(
             ctx.mode, ctx.location, ctx.region, spec.system_pool, node_pools, workloads
         ),
         network=spec.network or network.DEFAULT_NETWORK,
-        binary_authorization=(
-            spec.production if spec.binary_authorization is None else spec.binary_authorization
-        ),
         maintenance=maintenance.resolve(spec),
+    )
+    return ClusterConfig.of(
+        settings,
+        ctx.region,
+        system_nodes_total=capacity_sources.system_node_count(
+            spec.system_pool.nodes, ctx.location, ctx.region
+        ),
     )

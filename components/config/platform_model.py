@@ -265,11 +265,12 @@ class ClusterConfig(ClusterSettings):
     """Standard: system_nodes per zone, times the zones a regional cluster spreads them over."""
 
     @classmethod
-    def of(cls, cluster: ClusterSettings, region: str) -> "ClusterConfig":
-        """A consumer's cluster with its defaults filled in (the loader's as it is)."""
+    def of(cls, cluster: ClusterSettings, region: str, **decided: Any) -> "ClusterConfig":
+        """A cluster's settings with their defaults filled in, and what the loader `decided`
+        beyond them; the loader's own resolved cluster as it is."""
         if isinstance(cluster, ClusterConfig):
             return cluster
-        given = {k: v for k, v in vars(cluster).items() if v is not None}
+        given = {k: v for k, v in vars(cluster).items() if v is not None} | decided
         given.setdefault("location", region)
         given.setdefault("cloud_nat", bool(cluster.private_nodes))
         given.setdefault("binary_authorization", bool(cluster.production))

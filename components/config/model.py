@@ -7,29 +7,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from components.config.platform_model import (
-    ClusterConfig,
+from components.config.choices import (
     ClusterMode,
-    ClusterSettings,
-    DevicePluginConfig,
     DevicePluginKind,
     DnsEndpointAccess,
-    ExistingClusterConfig,
     GpuDriver,
-    GpuPool,
     GpuSharingStrategy,
+    NodeImageType,
+    PoolPlacement,
+    UpgradeScope,
+)
+from components.config.platform_model import (
+    ClusterConfig,
+    ClusterSettings,
+    DevicePluginConfig,
+    ExistingClusterConfig,
+    GpuPool,
     Maintenance,
     MaintenanceExclusion,
     MaintenanceWindow,
-    NodeImageType,
     NodeLabel,
     NodePoolConfig,
-    PoolPlacement,
     ProvisioningLimit,
     Reservation,
     Secret,
     Sharing,
-    UpgradeScope,
 )
 from components.config.rules.registry import Repository
 from components.config.schema import ExposeType, Kind

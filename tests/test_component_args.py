@@ -215,6 +215,33 @@ def test_a_pool_given_only_its_name_and_gpu_type_gets_the_stack_files_defaults(
     assert pool["autoscaling"]["totalMaxNodeCount"] == 1
 
 
+HOST_POOL_PROGRAM = """
+from components.config import GpuDriver
+from components.platform.nodepool import GpuNodePool
+
+# As the provider host hands it over: Python names, nested dicts, floats, lists; Enums converted.
+GpuNodePool("l4", {
+    "project": "acme-ml-test", "location": "us-central1", "cluster_name": "c",
+    "service_account": "sa",
+    "pool": {"name": "l4", "gpu_type": "nvidia-l4", "gpu_count": 2.0, "driver": GpuDriver.LATEST,
+             "zones": ["us-central1-a"], "max_nodes": 3.0},
+})
+"""
+
+
+def test_a_pool_from_the_provider_hosts_plain_values_registers_as_a_typed_one(
+    tmp_path: Path,
+) -> None:
+    program = tmp_path / "__main__.py"
+    program.write_text(HOST_POOL_PROGRAM)
+    pool = run_program(MINIMAL, program=program).one(NODE_POOL).inputs
+    accelerator = pool["nodeConfig"]["guestAccelerators"][0]
+    assert accelerator["count"] == 2, "the wire's 2.0 is the pool's 2 GPUs"
+    assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "LATEST"}
+    assert pool["nodeLocations"] == ["us-central1-a"]
+    assert pool["autoscaling"]["totalMaxNodeCount"] == 3
+
+
 def test_a_valid_pool_passes_its_components_own_checks() -> None:
     pool = GpuPool(name="l4", gpu_type="nvidia-l4", gpu_count=1, spot=True, max_nodes=2)
     assert pool_args_problems(pool, "us-central1") == []

@@ -1,6 +1,7 @@
 """The stack's config: read as the engine hands it over, validated, resolved into StackConfig."""
 
 import json
+from typing import TYPE_CHECKING, Literal
 
 from components.config.defaults import DEFAULT_IMAGE, DEFAULT_MODEL, default_workloads
 from components.config.loader import load
@@ -8,26 +9,45 @@ from components.config.model import (
     NAMESPACE,
     CapacityChoice,
     ClusterConfig,
+    ClusterMode,
+    ClusterSettings,
     DevicePluginConfig,
+    DevicePluginKind,
+    DnsEndpointAccess,
     ExistingClusterConfig,
     Expose,
+    GpuDriver,
+    GpuPool,
+    GpuSharingStrategy,
     Maintenance,
     MaintenanceExclusion,
     MaintenanceWindow,
     MonitoringConfig,
+    NodeImageType,
+    NodeLabel,
     NodePoolConfig,
     Output,
+    PoolPlacement,
     Probe,
+    ProvisioningLimit,
     Queue,
+    Reservation,
     Secret,
     Sharing,
     StackConfig,
     Storage,
+    UpgradeScope,
     WorkloadConfig,
 )
 from components.config.problems import ConfigError
-from components.config.schema import Mode
 from components.config.source import StackFile, decode, from_engine
+
+if TYPE_CHECKING:
+    import pulumi
+
+Mode = ClusterMode | Literal["standard", "autopilot", "existing"]
+"""A cluster's mode: GKE's as ClusterMode (the resolved config), or the schema's `Mode` choices as
+a stack file or a GpuService's Args write them."""
 
 
 def from_pulumi() -> StackConfig:
@@ -45,6 +65,18 @@ def from_pulumi() -> StackConfig:
         extra_problems=engine.problems,
         hidden=engine.hidden,
     )
+
+
+def kubeconfig_input(cluster: ExistingClusterConfig) -> "pulumi.Output[str] | None":
+    """ExistingClusterArgs.kubeconfig: the kubeconfig itself (a secret), or read from the secret
+    config key cluster.kubeconfig names (the older indirection); None with a context."""
+    import pulumi
+
+    if isinstance(cluster.kubeconfig, Secret):
+        return cluster.kubeconfig.output()
+    if cluster.kubeconfig:
+        return pulumi.Config(NAMESPACE).require_secret(cluster.kubeconfig)
+    return None
 
 
 def from_stack_file(read: StackFile, stack: str) -> StackConfig:
@@ -77,26 +109,40 @@ __all__ = [
     "NAMESPACE",
     "CapacityChoice",
     "ClusterConfig",
+    "ClusterMode",
+    "ClusterSettings",
     "ConfigError",
     "DevicePluginConfig",
+    "DevicePluginKind",
+    "DnsEndpointAccess",
     "ExistingClusterConfig",
     "Expose",
+    "GpuDriver",
+    "GpuPool",
+    "GpuSharingStrategy",
     "Maintenance",
     "MaintenanceExclusion",
     "MaintenanceWindow",
     "Mode",
     "MonitoringConfig",
+    "NodeImageType",
+    "NodeLabel",
     "NodePoolConfig",
     "Output",
+    "PoolPlacement",
     "Probe",
+    "ProvisioningLimit",
     "Queue",
+    "Reservation",
     "Secret",
     "Sharing",
     "StackConfig",
     "Storage",
+    "UpgradeScope",
     "WorkloadConfig",
     "default_workloads",
     "from_pulumi",
+    "kubeconfig_input",
     "from_stack_file",
     "load",
 ]

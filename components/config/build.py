@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from components.config import formats
+from components.config import formats, typed
 from components.config.context import Context
 from components.config.model import (
     Autoscale,
     Cache,
     CapacityChoice,
     ClusterConfig,
+    ClusterSettings,
     Egress,
     ExistingClusterConfig,
     Expose,
@@ -62,7 +63,8 @@ T = TypeVar("T", bound="DataclassInstance")
 
 def from_spec(cls: type[T], spec: BaseModel, **decided: Any) -> T:
     """A config dataclass from its spec: each field the spec has by the same name (lists and
-    mappings as tuples, mappings sorted), and `decided` for the rest."""
+    mappings as tuples, mappings sorted), and `decided` for the rest; a schema's Literal string
+    becomes the Enum the field names (typed.coerce)."""
     fields = {f.name for f in dataclasses.fields(cls)}
     assert fields >= decided.keys(), decided.keys() - fields
     copied = {
@@ -70,7 +72,8 @@ def from_spec(cls: type[T], spec: BaseModel, **decided: Any) -> T:
         for name in fields - decided.keys()
         if name in type(spec).model_fields
     }
-    return cls(**copied, **decided)
+    hints = typed.annotations(cls)
+    return cls(**{name: typed.coerce(hints[name], v) for name, v in {**copied, **decided}.items()})
 
 
 def _frozen(value: Any) -> Any:
@@ -259,24 +262,26 @@ def cluster(
             device_plugin=ctx.device_plugin,
         )
     assert ctx.mode is not None
-    return from_spec(
-        ClusterConfig,
+    # The cluster as a consumer of GkeCluster would give it; ClusterConfig.of fills in the
+    # defaults (cloudNat with private nodes, binaryAuthorization in production) for both.
+    settings = from_spec(
+        ClusterSettings,
         spec,
         mode=ctx.mode,
         name=spec.name or names.cluster_name(stack),
         location=ctx.location,
-        cloud_nat=spec.private_nodes if spec.cloud_nat is None else spec.cloud_nat,
         system_machine_type=spec.system_pool.machine_type,
         system_nodes=spec.system_pool.nodes,
-        system_nodes_total=capacity_sources.system_node_count(
-            spec.system_pool.nodes, ctx.location, ctx.region
-        ),
         auto_provisioning_limits=fallback.auto_provisioning_limits(
             ctx.mode, ctx.location, ctx.region, spec.system_pool, node_pools, workloads
         ),
         network=spec.network or network.DEFAULT_NETWORK,
-        binary_authorization=(
-            spec.production if spec.binary_authorization is None else spec.binary_authorization
-        ),
         maintenance=maintenance.resolve(spec),
+    )
+    return ClusterConfig.of(
+        settings,
+        ctx.region,
+        system_nodes_total=capacity_sources.system_node_count(
+            spec.system_pool.nodes, ctx.location, ctx.region
+        ),
     )

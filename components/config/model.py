@@ -1,64 +1,43 @@
-"""The resolved config the components receive: frozen, typed, every default filled in."""
+"""The resolved config the components receive: frozen, typed, every default filled in.
+
+The platform's part (cluster, pools, device plugin) is components/config/platform_model.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
 
-import pulumi
-
-from components.config.rules.registry import Repository
-from components.config.schema import (
-    ClusterSpec,
-    DevicePluginType,
-    DnsEndpoint,
-    Driver,
-    ExclusionScope,
-    ExposeType,
-    Kind,
-    Mode,
-    NodePoolSpec,
-    WorkloadSpec,
+from components.config.choices import (
+    ClusterMode,
+    DevicePluginKind,
+    DnsEndpointAccess,
+    GpuDriver,
+    GpuSharingStrategy,
+    NodeImageType,
+    PoolPlacement,
+    UpgradeScope,
 )
+from components.config.platform_model import (
+    ClusterConfig,
+    ClusterSettings,
+    DevicePluginConfig,
+    ExistingClusterConfig,
+    GpuPool,
+    Maintenance,
+    MaintenanceExclusion,
+    MaintenanceWindow,
+    NodeLabel,
+    NodePoolConfig,
+    ProvisioningLimit,
+    Reservation,
+    Secret,
+    Sharing,
+)
+from components.config.rules.registry import Repository
+from components.config.schema import ClusterSpec, ExposeType, Kind, NodePoolSpec, WorkloadSpec
 from components.facts.allocatable import Resources
 
 NAMESPACE = "gke-gpu"
-
-
-class Secret:
-    """A value that came from `secure:` config: never shown, handed on only as a secret Output."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def __repr__(self) -> str:
-        return "Secret([secret])"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(("Secret", self._value))
-
-    def output(self) -> pulumi.Output[str]:
-        return pulumi.Output.secret(self._value)
-
-    def reveal(self) -> str:
-        """The plain value, for a program-side computation that never leaves it (a hash)."""
-        return self._value
-
-
-@dataclass(frozen=True)
-class Reservation:
-    """Which Compute Engine reservation capacity comes from: one by name, or any (None)."""
-
-    name: str | None
-
-    @property
-    def any(self) -> bool:
-        return self.name is None
 
 
 @dataclass(frozen=True)
@@ -73,176 +52,6 @@ class CapacityChoice:
     machine_type: str
     """The smallest machine of the GPU whose allocatable holds the pod (what GKE creates)."""
     driver_version: Literal["default", "latest"]
-
-
-@dataclass(frozen=True)
-class MaintenanceWindow:
-    """GKE's recurring maintenance window: the first one's start and end (UTC), and its RRULE."""
-
-    start: str
-    end: str
-    recurrence: str
-
-
-@dataclass(frozen=True)
-class MaintenanceExclusion:
-    """A period in which GKE holds back the upgrades of `scope`."""
-
-    name: str
-    start: str
-    end: str
-    scope: ExclusionScope
-
-
-@dataclass(frozen=True)
-class Maintenance:
-    """cluster.maintenance as resolved: production's default window included."""
-
-    window: MaintenanceWindow | None
-    exclusions: tuple[MaintenanceExclusion, ...] = ()
-
-
-@dataclass(frozen=True)
-class ClusterConfig:
-    mode: Mode
-    name: str
-    location: str
-    release_channel: str
-    deletion_protection: bool
-    master_authorized_networks: tuple[str, ...]
-    private_nodes: bool
-    system_machine_type: str
-    system_nodes: int
-    auto_provisioning_limits: tuple[tuple[str, int], ...] = ()
-    """Standard: node auto-provisioning resource limits (cpu, memory GB, GPU types) for the
-    workloads' ComputeClasses; empty leaves auto-provisioning off."""
-    network: str = "default"
-    """The VPC network (name or self-link); the project's `default` network unless set."""
-    subnetwork: str | None = None
-    """The subnetwork (name or self-link); None: GKE picks the network's subnet of the region."""
-    pod_range: str | None = None
-    """Secondary range name of the subnetwork for pod IPs (None: GKE creates one)."""
-    service_range: str | None = None
-    """Secondary range name of the subnetwork for Service IPs (None: GKE creates one)."""
-    node_service_account: str | None = None
-    """An existing node service account (email); None: the stack creates one."""
-    production: bool = False
-    """cluster.production: the policy pack holds this stack to the production rules."""
-    cloud_nat: bool = False
-    """A Cloud NAT (and its router) for the cluster's subnetwork: private nodes reach public
-    registries through it. False with public nodes, or when a NAT of yours serves the subnet."""
-    dataplane_v2: bool = True
-    """Standard: GKE Dataplane V2, which enforces NetworkPolicy (create-only: changing it
-    replaces the cluster). Autopilot always has it."""
-    dns_endpoint: DnsEndpoint = "disabled"
-    """`external`: user traffic may use the DNS-based control-plane endpoint from anywhere (IAM
-    decides), and the kubeconfig uses it; `disabled`: the kubeconfig uses the IP endpoint."""
-    secrets_encryption_key: str | None = None
-    """A Cloud KMS key (projects/P/locations/L/keyRings/R/cryptoKeys/K) that encrypts Secrets
-    at the application layer; None: GKE's default encryption at rest only."""
-    binary_authorization: bool = False
-    """The cluster evaluates the project's Binary Authorization policy (which says audit or
-    enforce); on in production unless asked otherwise."""
-    system_nodes_total: int = 0
-    """Standard: system_nodes per zone, times the zones a regional cluster spreads them over."""
-    maintenance: Maintenance | None = None
-    """When GKE may upgrade the cluster (a window, exclusions); None: at any time."""
-
-
-@dataclass(frozen=True)
-class DevicePluginConfig:
-    """How an existing cluster's GPUs become schedulable as nvidia.com/gpu."""
-
-    type: DevicePluginType
-    """static: NVIDIA's device plugin DaemonSet; gpu-operator: the NVIDIA GPU Operator;
-    none: the cluster already advertises nvidia.com/gpu."""
-    sharing_replicas: int | None
-    """Time-slicing: each physical GPU is advertised as this many nvidia.com/gpu (None: off)."""
-    install_driver: bool
-    """gpu-operator: the operator installs the NVIDIA driver (its driver.enabled value)."""
-    node_selector_terms: tuple[tuple[tuple[str, str], ...], ...] = ()
-    """static: the nodes it runs on, as node affinity terms: any term matches, every label of
-    a term must. Empty only before the loader fills it in (rules/cluster.py)."""
-    fail_on_init_error: bool = True
-    """static: the plugin exits when it finds no GPU (NVIDIA's default), so a selected node
-    without a working GPU shows up as a crash-looping pod instead of silently."""
-
-
-@dataclass(frozen=True)
-class ExistingClusterConfig:
-    """A cluster this stack does not manage: only a provider for it is built."""
-
-    kubeconfig: str | Secret | None
-    """The kubeconfig itself (a Secret: `cluster.kubeconfig` set with --secret), or the name of
-    the secret config key (namespace gke-gpu) holding it (the older indirection)."""
-    context: str | None
-    """A context of the ambient kubeconfig (KUBECONFIG or ~/.kube/config)."""
-    device_plugin: DevicePluginConfig
-    mode: Literal["existing"] = "existing"
-    production: bool = False
-    """cluster.production: the policy pack holds this stack to the production rules."""
-
-    @property
-    def name(self) -> str:
-        """What the clusterName output shows: the context, or 'existing' for a kubeconfig."""
-        return self.context or "existing"
-
-
-@dataclass(frozen=True)
-class Sharing:
-    strategy: Literal["TIME_SHARING", "MPS"]
-    max_clients_per_gpu: int
-
-
-@dataclass(frozen=True)
-class NodePoolConfig:
-    name: str
-    gpu_type: str
-    gpu_count: int
-    machine_type: str
-    spot: bool
-    min_nodes: int
-    max_nodes: int
-    min_nodes_reason: str | None
-    zones: tuple[str, ...]
-    image_type: str
-    driver: Driver
-    sharing: Sharing | None
-    partition_size: str | None
-    system_overhead: tuple[int, int] = (0, 0)
-    """(millicores, bytes) GKE's own DaemonSets request on each node; pods get the rest."""
-    service_account: str | None = None
-    """cluster.nodeServiceAccount when set (a change replaces the pool); None: the stack's own."""
-    reservation: Reservation | None = None
-    """Consume this reservation (SPECIFIC_RESERVATION), or any (ANY_RESERVATION)."""
-    placement: Literal["compact"] | None = None
-    flex_start: bool = False
-    """Flex-start (Dynamic Workload Scheduler) nodes: provisioned when capacity frees up."""
-    image_streaming: bool = False
-    """GKE image streaming (gcfs_config) on the pool's nodes (rules/coldstart.py)."""
-    secondary_boot_disk: str | None = None
-    """A disk image of preloaded container images, attached in CONTAINER_IMAGE_CACHE mode."""
-    queued_provisioning: bool = False
-    """Nodes only through ProvisioningRequests (flex-start with queued provisioning, Kueue)."""
-    slots_per_node: int = 1
-    """How many `nvidia.com/gpu: 1` containers one node can serve at once (rules/fit.py)."""
-    node_allocatable: Resources = Resources(0, 0)
-    """What one node of its machine offers pods (rules/fit.py chose the machine)."""
-    room: Resources = Resources(0, 0)
-    """What one node leaves for the pool's workload pods, after GKE's system pods."""
-    pinned_nodes: int = 0
-    """Nodes the idle pods of its workloads hold (their replicas, or the HPA's minimum; a Job's
-    pod only while it runs): the autoscaler removes a node only when its pods can move."""
-
-    @property
-    def shared(self) -> bool:
-        """A pool whose GPUs serve several containers (time-sharing, MPS or MIG)."""
-        return self.sharing is not None or self.partition_size is not None
-
-    @property
-    def idle_nodes(self) -> int:
-        """What stays up with no traffic: the pinned nodes, and at least minNodes."""
-        return max(self.min_nodes, self.pinned_nodes)
 
 
 @dataclass(frozen=True)
@@ -511,3 +320,41 @@ class StackConfig:
     @property
     def exposed(self) -> tuple[WorkloadConfig, ...]:
         return tuple(w for w in self.workloads if w.expose is not None)
+
+
+__all__ = [
+    "NAMESPACE",
+    "Autoscale",
+    "Cache",
+    "CapacityChoice",
+    "ClusterConfig",
+    "ClusterMode",
+    "ClusterSettings",
+    "DevicePluginConfig",
+    "DevicePluginKind",
+    "DnsEndpointAccess",
+    "Egress",
+    "ExistingClusterConfig",
+    "Expose",
+    "GpuDriver",
+    "GpuPool",
+    "GpuSharingStrategy",
+    "Maintenance",
+    "MaintenanceExclusion",
+    "MaintenanceWindow",
+    "ModelCache",
+    "MonitoringConfig",
+    "NodeImageType",
+    "NodeLabel",
+    "NodePoolConfig",
+    "PoolPlacement",
+    "Probe",
+    "ProvisioningLimit",
+    "Reservation",
+    "Secret",
+    "Sharing",
+    "StackConfig",
+    "Storage",
+    "UpgradeScope",
+    "WorkloadConfig",
+]

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import pulumi
 
 from components.config import (
-    NAMESPACE,
     ExistingClusterConfig,
-    Secret,
     StackConfig,
     WorkloadConfig,
     defaults,
+    kubeconfig_input,
 )
+from components.config.rules.cluster import existing_cluster_identifier
 from components.config.sleep import scales_on_metric, sleeps
 from components.platform.certificate import CertificateAuthority, CertificateAuthorityArgs
 from components.platform.cluster import (
@@ -138,11 +138,7 @@ def build(config: StackConfig) -> Platform:
         else None
     )
     tls = any(w.expose.tls for w in config.exposed if w.expose)
-    ca = (
-        CertificateAuthority("ca", CertificateAuthorityArgs(stack=pulumi.get_stack()))
-        if tls
-        else None
-    )
+    ca = CertificateAuthority("ca", CertificateAuthorityArgs(stack=config.stack)) if tls else None
     kueue = (
         Kueue(
             "kueue",
@@ -161,14 +157,14 @@ def build(config: StackConfig) -> Platform:
 
 
 def _existing(cfg: ExistingClusterConfig) -> tuple[ExistingCluster, list[pulumi.Resource], bool]:
-    kubeconfig = (
-        cfg.kubeconfig.output()
-        if isinstance(cfg.kubeconfig, Secret)
-        else pulumi.Config(NAMESPACE).require_secret(cfg.kubeconfig)
-        if cfg.kubeconfig
-        else None
+    cluster = ExistingCluster(
+        "existing",
+        ExistingClusterArgs(
+            kubeconfig=kubeconfig_input(cfg),
+            context=cfg.context,
+            cluster_identifier=existing_cluster_identifier(cfg),
+        ),
     )
-    cluster = ExistingCluster("existing", ExistingClusterArgs(cluster=cfg, kubeconfig=kubeconfig))
     plugin = NvidiaDevicePlugin(
         "device-plugin",
         NvidiaDevicePluginArgs(plugin=cfg.device_plugin),
@@ -203,7 +199,7 @@ def _gke(config: StackConfig) -> tuple[GkeCluster, list[pulumi.Resource]]:
                 cluster_name=cluster.name,
                 service_account=cluster.node_service_account,
                 pool=pool,
-                after=cluster.system_pools,
+                after=list(cluster.system_pools),
                 protect=cfg.deletion_protection,
             ),
             opts=pulumi.ResourceOptions(parent=cluster),

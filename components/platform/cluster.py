@@ -7,17 +7,20 @@ components/platform/cluster_settings.py), the system pool, and access (the kubec
 components/platform/kubeconfig.py, and the Kubernetes provider).
 """
 
-from __future__ import annotations
-
-import hashlib
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
-import yaml
 
-from components.config import ClusterConfig, ExistingClusterConfig, Secret
+from components.config import ClusterConfig, ClusterMode, ClusterSettings, typed
+from components.config.component_checks import (
+    ArgsError,
+    cluster_args_problems,
+    existing_args_problems,
+)
 from components.config.rules.registry import READER_ROLE, Repository
 from components.facts.labels import ROLE_LABEL
 from components.platform.cluster_settings import cluster_args, dns_endpoint_open
@@ -41,16 +44,24 @@ IMAGE_STREAMING_ROLE = "roles/serviceusage.serviceUsageConsumer"
 @dataclass(frozen=True)
 class GkeClusterArgs:
     project: str
+    """The Google Cloud project the cluster is created in."""
     region: str
-    cluster: ClusterConfig
-    gcs_fuse_csi_driver: bool = False
+    """The region of the cluster (its location, or the region of its zone)."""
+    cluster: ClusterSettings
+    """The cluster's name, mode, location, network, access and maintenance."""
+    gcs_fuse_csi_driver: bool | None = None
     """Standard: enable the Cloud Storage FUSE CSI driver add-on (a workload has modelCache).
-    Autopilot has it on by default."""
-    image_streaming: bool = False
+    Autopilot has it on by default. Default: false."""
+    image_streaming: bool | None = None
     """Standard: a node pool streams images, so the node service account needs Service Usage
-    Consumer (Autopilot always streams and always gets it)."""
-    image_repositories: tuple[Repository, ...] = ()
+    Consumer (Autopilot always streams and always gets it). Default: false."""
+    image_repositories: Sequence[Repository] | None = None
     """Artifact Registry repositories (of the cluster's project) the nodes pull images from."""
+
+
+def _cfg(args: GkeClusterArgs) -> ClusterConfig:
+    """The cluster's settings with their defaults (the loader's, or a consumer's filled in)."""
+    return ClusterConfig.of(args.cluster, args.region)
 
 
 def node_service_account_id(cluster_name: str) -> str:
@@ -106,8 +117,11 @@ class GkeCluster(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        args = typed.build(GkeClusterArgs, args)
+        args = dataclasses.replace(args, cluster=ClusterConfig.of(args.cluster, args.region))
+        ArgsError.check("GkeCluster", name, cluster_args_problems(_cfg(args), args.region))
         super().__init__("gke-gpu:index:GkeCluster", name, None, opts)
-        cfg = args.cluster
+        cfg = _cfg(args)
         # In a protected stack the resources a running service stands on are protected too:
         # the system pool (GpuNodePoolArgs.protect does the same for GPU pools) and Cloud NAT.
         # `pulumi destroy --skip-preview` refuses a protected delete only when it reaches it
@@ -124,7 +138,7 @@ class GkeCluster(pulumi.ComponentResource):
         cluster = self._cluster(name, args, node_sa, roles)
         self.system_pools = (
             []
-            if cfg.mode == "autopilot"
+            if cfg.mode == ClusterMode.AUTOPILOT
             else [self._system_pool(name, args, cluster, node_sa, protected)]
         )
         context = f"gke_{args.project}_{cfg.location}_{cfg.name}"
@@ -146,7 +160,7 @@ class GkeCluster(pulumi.ComponentResource):
         self, name: str, args: GkeClusterArgs
     ) -> tuple[pulumi.Output[str], list[pulumi.Resource]]:
         """The nodes' service account (the stack's own, or one given) and its project roles."""
-        cfg = args.cluster
+        cfg = _cfg(args)
         if cfg.node_service_account is not None:
             # An account created beforehand (docs/delivery.md): the deploy identity then needs
             # roles/iam.serviceAccountUser on that one account only, and no right to create
@@ -161,7 +175,7 @@ class GkeCluster(pulumi.ComponentResource):
             opts=child,
         )
         member = nodes_sa.email.apply(lambda email: f"serviceAccount:{email}")
-        streaming = cfg.mode == "autopilot" or args.image_streaming
+        streaming = cfg.mode == ClusterMode.AUTOPILOT or args.image_streaming
         roles: list[pulumi.Resource] = [
             gcp.projects.IAMMember(
                 f"{name}-nodes-{role.rsplit('.', 1)[-1].lower()}",
@@ -190,7 +204,7 @@ class GkeCluster(pulumi.ComponentResource):
                 member=node_sa.apply(lambda email: f"serviceAccount:{email}"),
                 opts=pulumi.ResourceOptions(parent=self),
             )
-            for repo in args.image_repositories
+            for repo in args.image_repositories or ()
         ]
 
     def _cloud_nat(
@@ -206,7 +220,7 @@ class GkeCluster(pulumi.ComponentResource):
             f"{name}-router",
             project=args.project,
             region=args.region,
-            network=args.cluster.network,
+            network=_cfg(args).network,
             opts=protected,
         )
         gcp.compute.RouterNat(
@@ -216,7 +230,7 @@ class GkeCluster(pulumi.ComponentResource):
             router=router.name,
             nat_ip_allocate_option="AUTO_ONLY",
             source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS",
-            subnetworks=nat_subnetworks(args.project, args.region, args.cluster),
+            subnetworks=nat_subnetworks(args.project, args.region, _cfg(args)),
             opts=protected,
         )
 
@@ -228,10 +242,10 @@ class GkeCluster(pulumi.ComponentResource):
         roles: list[pulumi.Resource],
     ) -> gcp.container.Cluster:
         """The GKE cluster itself, created once the nodes' roles are granted."""
-        cfg = args.cluster
+        cfg = _cfg(args)
         return gcp.container.Cluster(
             f"{name}-cluster",
-            **cluster_args(args.project, cfg, node_sa, args.gcs_fuse_csi_driver),
+            **cluster_args(args.project, cfg, node_sa, bool(args.gcs_fuse_csi_driver)),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=roles,
@@ -241,7 +255,7 @@ class GkeCluster(pulumi.ComponentResource):
                 # GKE fills node_config and the default pool's count in on its own; the
                 # default pool is removed right after creation, so a diff there means nothing.
                 ignore_changes=(
-                    [] if cfg.mode == "autopilot" else ["nodeConfig", "initialNodeCount"]
+                    [] if cfg.mode == ClusterMode.AUTOPILOT else ["nodeConfig", "initialNodeCount"]
                 ),
             ),
         )
@@ -255,7 +269,7 @@ class GkeCluster(pulumi.ComponentResource):
         protected: pulumi.ResourceOptions,
     ) -> gcp.container.NodePool:
         """Standard: the pool the cluster's own pods and the gates run on."""
-        cfg = args.cluster
+        cfg = _cfg(args)
         return gcp.container.NodePool(
             f"{name}-system",
             name="system",
@@ -297,69 +311,47 @@ class GkeCluster(pulumi.ComponentResource):
 
 @dataclass(frozen=True)
 class ExistingClusterArgs:
-    cluster: ExistingClusterConfig
     kubeconfig: pulumi.Input[str] | None = None
-    """The kubeconfig stored in the secret config key cluster.kubeconfig names (a secret)."""
-
-
-def existing_cluster_identifier(cluster: ExistingClusterConfig) -> str:
-    """What identifies the target cluster to the provider: the config key or context name.
-
-    The kubeconfig's content changes whenever its credentials are rotated; tied to the content,
-    the provider (and every object deployed through it) would be replaced on each rotation.
-    Pointing the stack at another cluster means naming another key or context.
-    """
-    if isinstance(cluster.kubeconfig, Secret):
-        # An inline kubeconfig: identified by its current context's API server, hashed (the URL
-        # itself stays inside the secret). Rotated credentials keep it; another cluster changes it.
-        return f"existing/kubeconfig-server/{_server_hash(cluster.kubeconfig)}"
-    if cluster.kubeconfig is not None:
-        return f"existing/kubeconfig/{cluster.kubeconfig}"
-    return f"existing/context/{cluster.context}"
-
-
-def _server_hash(kubeconfig: Secret) -> str:
-    try:
-        document = yaml.safe_load(kubeconfig.reveal()) or {}
-        context = next(
-            c["context"] for c in document["contexts"] if c["name"] == document["current-context"]
-        )
-        server = next(
-            c["cluster"]["server"] for c in document["clusters"] if c["name"] == context["cluster"]
-        )
-    except (yaml.YAMLError, KeyError, StopIteration, TypeError):
-        server = "unparsed"  # the provider reports the kubeconfig's own problem at `up`
-    return hashlib.sha256(str(server).encode()).hexdigest()[:16]
+    """A kubeconfig for the cluster (kept secret); or give `context`."""
+    context: str | None = None
+    """A context of the ambient kubeconfig (KUBECONFIG or ~/.kube/config); or give
+    `kubeconfig`."""
+    cluster_identifier: str | None = None
+    """What identifies the cluster to the Kubernetes provider: a change replaces the provider
+    and everything deployed through it. Keep it when only the kubeconfig's credentials change.
+    Default: `existing/context/<context>`, or `existing/kubeconfig` for a kubeconfig."""
 
 
 class ExistingCluster(pulumi.ComponentResource):
     """A cluster this stack does not manage (kubeadm, another cloud): only a provider for it."""
 
     name: pulumi.Output[str]
-    """The kubeconfig context deployed to, or 'existing' when a kubeconfig secret is used."""
+    """The kubeconfig context deployed to, or 'existing' when a kubeconfig is given."""
     kubeconfig: pulumi.Output[str] | None
-    """The kubeconfig from config (secret); None when a context of the ambient one is used."""
+    """The kubeconfig given (secret); None when a context of the ambient one is used."""
     provider: k8s.Provider
     """The Kubernetes provider for everything deployed into the cluster."""
 
     def __init__(
         self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        args = typed.build(ExistingClusterArgs, args)
+        ArgsError.check(
+            "ExistingCluster", name, existing_args_problems(args.kubeconfig, args.context)
+        )
         super().__init__("gke-gpu:index:ExistingCluster", name, None, opts)
-        cfg = args.cluster
-        if (args.kubeconfig is None) == (cfg.context is None):
-            raise ValueError("ExistingClusterArgs: give a kubeconfig or a context (config rule)")
         self.kubeconfig = (
             pulumi.Output.secret(args.kubeconfig) if args.kubeconfig is not None else None
         )
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
-            context=cfg.context,
-            cluster_identifier=existing_cluster_identifier(cfg),
+            context=args.context,
+            cluster_identifier=args.cluster_identifier
+            or (f"existing/context/{args.context}" if args.context else "existing/kubeconfig"),
             # No delete_unreachable: the cluster outlives the stack, and an outage (VPN down)
             # must not drop the objects deployed in it from state.
             opts=pulumi.ResourceOptions(parent=self),
         )
-        self.name = pulumi.Output.from_input(cfg.name)
+        self.name = pulumi.Output.from_input(args.context or "existing")
         self.register_outputs({"name": self.name, "kubeconfig": self.kubeconfig})

@@ -1,8 +1,7 @@
 """NvidiaDevicePlugin: makes an existing cluster's GPUs schedulable as nvidia.com/gpu."""
 
-from __future__ import annotations
-
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +9,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.config import DevicePluginConfig
+from components.config import DevicePluginConfig, DevicePluginKind, NodeLabel, typed
+from components.config.component_checks import ArgsError, plugin_args_problems
 from components.facts.labels import (
     DEVICE_PLUGIN_CONFIG_HASH_ANNOTATION,
     GPU_RESOURCE,
@@ -68,6 +68,7 @@ OPERATOR_SHARING_KEY = "any"
 @dataclass(frozen=True)
 class NvidiaDevicePluginArgs:
     plugin: DevicePluginConfig
+    """Which plugin, time-slicing, and the nodes it runs on."""
 
 
 def time_slicing_config(replicas: int) -> dict[str, Any]:
@@ -91,7 +92,7 @@ def time_slicing_yaml(replicas: int) -> str:
     return yaml.safe_dump(time_slicing_config(replicas), sort_keys=False)
 
 
-def node_affinity(terms: tuple[tuple[tuple[str, str], ...], ...]) -> dict[str, Any]:
+def node_affinity(terms: Sequence[Sequence[NodeLabel]]) -> dict[str, Any]:
     """Required node affinity: any term, every label of a term (rules/cluster.py)."""
     return {
         "nodeAffinity": {
@@ -111,7 +112,7 @@ def node_affinity(terms: tuple[tuple[tuple[str, str], ...], ...]) -> dict[str, A
 
 def daemonset_spec(
     config_sha256: str | None = None,
-    terms: tuple[tuple[tuple[str, str], ...], ...] = (),
+    terms: Sequence[Sequence[NodeLabel]] = (),
     fail_on_init_error: bool = True,
 ) -> dict[str, Any]:
     """NVIDIA's static DaemonSet, on the GPU nodes only; with a config, the time-slicing file
@@ -185,24 +186,33 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
     name: pulumi.Output[str | None]
     """The DaemonSet's or the Helm release's name; None when the cluster brings its own."""
-    capacity: list[pulumi.Resource]
-    """What GPU workloads wait for (GpuWorkloadArgs.after): the DaemonSet or the Helm release
-    that advertises nvidia.com/gpu; empty with `none`."""
+    daemonset: k8s.apps.v1.DaemonSet | None
+    """static: NVIDIA's device plugin DaemonSet."""
+    release: k8s.helm.v3.Release | None
+    """gpu-operator: the GPU Operator's Helm release."""
 
     def __init__(
         self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        args = typed.build(NvidiaDevicePluginArgs, args)
+        ArgsError.check("NvidiaDevicePlugin", name, plugin_args_problems(args.plugin))
         super().__init__("gke-gpu:index:NvidiaDevicePlugin", name, None, opts)
         plugin = args.plugin
         child = pulumi.ResourceOptions(parent=self)
-        self.capacity = []
-        if plugin.type == "static":
+        self.daemonset, self.release = None, None
+        if plugin.type == DevicePluginKind.STATIC:
             self.name = self._static(name, plugin, child)
-        elif plugin.type == "gpu-operator":
+        elif plugin.type == DevicePluginKind.GPU_OPERATOR:
             self.name = self._operator(name, plugin)
         else:
             self.name = pulumi.Output.from_input(None)
         self.register_outputs({"name": self.name})
+
+    @property
+    def capacity(self) -> list[pulumi.Resource]:
+        """What GPU workloads wait for (GpuWorkloadArgs.after): the DaemonSet or the Helm release
+        that advertises nvidia.com/gpu; empty with `none`."""
+        return [r for r in (self.daemonset, self.release) if r is not None]
 
     def _static(
         self, name: str, plugin: DevicePluginConfig, child: pulumi.ResourceOptions
@@ -228,7 +238,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
         )
-        self.capacity.append(daemonset)
+        self.daemonset = daemonset
         return daemonset.metadata.name
 
     def _operator(self, name: str, plugin: DevicePluginConfig) -> pulumi.Output[str | None]:
@@ -269,5 +279,5 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             values=operator_values(plugin),
             opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
         )
-        self.capacity.append(release)
+        self.release = release
         return release.name

@@ -1,7 +1,5 @@
 """NvidiaDriverInstaller: Google's NVIDIA driver DaemonSet for pools with `driver: installer`."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -9,7 +7,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import NodePoolConfig
+from components.config import NodeImageType, NodePoolConfig, typed
+from components.config.component_checks import ArgsError, installer_args_problems
 from components.facts.labels import (
     ACCELERATOR_LABEL,
     CONFIDENTIAL_NODES_LABEL,
@@ -60,13 +59,14 @@ COS_INSTALL_COMMAND = (
 
 @dataclass(frozen=True)
 class NvidiaDriverInstallerArgs:
-    image_type: str
+    image_type: NodeImageType
     """COS_CONTAINERD or UBUNTU_CONTAINERD: which of Google's installers to run."""
-    pools: tuple[str, ...]
-    """The node pools (all of that image type) whose drivers this installer provides."""
+    pools: Sequence[str]
+    """The node pools (all of that image type, `driver: installer`) whose drivers this installer
+    provides, by their pool label (GpuPool.name)."""
 
 
-def node_affinity(pools: tuple[str, ...], image_type: str = "COS_CONTAINERD") -> dict[str, Any]:
+def node_affinity(pools: Sequence[str], image_type: str = "COS_CONTAINERD") -> dict[str, Any]:
     """Google's terms (no GKE-installed driver), narrowed to this installer's own pools.
 
     The pool label is ours (GpuNodePool sets it), so a COS installer never lands on an Ubuntu
@@ -185,7 +185,7 @@ def ubuntu_pod_spec() -> dict[str, Any]:
     }
 
 
-def daemonset_spec(image_type: str, pools: tuple[str, ...]) -> dict[str, Any]:
+def daemonset_spec(image_type: str, pools: Sequence[str]) -> dict[str, Any]:
     # Each flavour has its own selector: two DaemonSets selecting the same pods would fight.
     labels = {"k8s-app": NAME, FLAVOUR_LABEL: flavour(image_type)}
     os_spec = cos_pod_spec() if image_type == "COS_CONTAINERD" else ubuntu_pod_spec()
@@ -210,7 +210,7 @@ class NvidiaDriverInstaller(pulumi.ComponentResource):
 
     name: pulumi.Output[str]
     """The DaemonSet's name in kube-system."""
-    capacity: list[pulumi.Resource]
+    capacity: list[k8s.apps.v1.DaemonSet]
     """What GPU workloads wait for (GpuWorkloadArgs.after): the installer DaemonSet."""
 
     def __init__(
@@ -219,6 +219,8 @@ class NvidiaDriverInstaller(pulumi.ComponentResource):
         args: NvidiaDriverInstallerArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        args = typed.build(NvidiaDriverInstallerArgs, args)
+        ArgsError.check("NvidiaDriverInstaller", name, installer_args_problems(args.pools))
         super().__init__("gke-gpu:index:NvidiaDriverInstaller", name, None, opts)
         daemonset = k8s.apps.v1.DaemonSet(
             f"{name}-daemonset",
@@ -237,9 +239,9 @@ class NvidiaDriverInstaller(pulumi.ComponentResource):
         self.register_outputs({"name": self.name})
 
 
-def installer_pools(pools: Sequence[NodePoolConfig]) -> dict[str, tuple[str, ...]]:
+def installer_pools(pools: Sequence[NodePoolConfig]) -> dict[NodeImageType, tuple[str, ...]]:
     """Image type -> names of the pools with `driver: installer`: one installer per OS."""
-    by_image: dict[str, tuple[str, ...]] = {}
+    by_image: dict[NodeImageType, tuple[str, ...]] = {}
     for pool in pools:
         if pool.driver == "installer":
             by_image[pool.image_type] = (*by_image.get(pool.image_type, ()), pool.name)

@@ -335,18 +335,19 @@ class Keda(pulumi.ComponentResource):
         it for KEDA (components/platform/metrics_adapter.py, EXTERNAL_METRICS)."""
         return obj["kind"] == "APIService" and self._args.adapter_registers_external
 
-    def _alias_urns(self, obj: dict[str, Any]) -> list[str] | None:
+    def _alias_urns(self, obj: dict[str, Any]) -> list[pulumi.Input[str]] | None:
         """The external metrics registration moves here from the adapter when the last HPA goes:
         one object, so the alias keeps Pulumi from creating it (AlreadyExists) before deleting
         the adapter's."""
         if obj["kind"] != "APIService":
             return None
-        return [urn(f"{ADAPTER_TYPE}${API_SERVICE_TYPE}", ADAPTER_EXTERNAL_NAME)]
+        return [urn(self, f"{ADAPTER_TYPE}${API_SERVICE_TYPE}", ADAPTER_EXTERNAL_NAME)]
 
 
-def urn(types: str, name: str) -> str:
-    """A resource's URN under the stack's root (pulumi's resource.NewURN)."""
-    return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{types}::{name}"
+def urn(beside: pulumi.Resource, types: str, name: str) -> pulumi.Output[str]:
+    """The URN of a resource under the stack's root (pulumi's resource.NewURN), from that of
+    `beside`, a root-level resource: its stack and project, read from no stack setting."""
+    return beside.urn.apply(lambda own: f"{'::'.join(own.split('::')[:2])}::{types}::{name}")
 
 
 # Where each component registers the external metrics APIService (the same object).

@@ -166,7 +166,9 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                     # From KEDA's copy, when the first HPA comes after a sleeping model.
                     aliases=[
                         keda.urn(
-                            f"{keda.KEDA_TYPE}${keda.API_SERVICE_TYPE}", keda.KEDA_EXTERNAL_NAME
+                            self,
+                            f"{keda.KEDA_TYPE}${keda.API_SERVICE_TYPE}",
+                            keda.KEDA_EXTERNAL_NAME,
                         )
                     ]
                     if api_name == keda.EXTERNAL_METRICS

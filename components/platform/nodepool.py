@@ -1,7 +1,5 @@
 """GpuNodePool: one GKE node pool of GPU nodes that scales to zero when idle."""
 
-from __future__ import annotations
-
 import hashlib
 import json
 from collections.abc import Sequence
@@ -11,7 +9,8 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from components.config import NodePoolConfig
+from components.config import GpuPool, NodePoolConfig, typed
+from components.config.component_checks import ArgsError, pool_args_problems
 from components.facts.labels import MIN_NODES_REASON_LABEL, POOL_LABEL, POOL_RESOURCE_LABEL
 
 # Access is governed by the node service account's IAM roles, not by legacy OAuth scopes.
@@ -44,19 +43,25 @@ NAME_HASH_LENGTH = 8
 @dataclass(frozen=True)
 class GpuNodePoolArgs:
     project: str
+    """The Google Cloud project of the cluster."""
     location: str
+    """The cluster's location: a region, or a zone."""
     cluster_name: pulumi.Input[str]
+    """The GKE cluster the pool belongs to (GkeCluster.name)."""
     service_account: pulumi.Input[str]
-    pool: NodePoolConfig
-    after: Sequence[pulumi.Resource] = ()
+    """Email of the nodes' service account (GkeCluster.node_service_account)."""
+    pool: GpuPool
+    """The pool's GPUs, machine, node counts and how its capacity is bought."""
+    after: Sequence[gcp.container.NodePool] | None = None
     """What the GKE NodePool itself waits for: the system pool (see GkeCluster.system_pools).
 
     Handed to the NodePool's own ResourceOptions because a component's `depends_on` does not
     reach its children (pulumi/pulumi sdk/python/lib/pulumi/resource.py, Resource.__init__ at
     commit 1b594989, lines 992-1004: a child inherits its parent's `protect` and providers,
     never its `depends_on`)."""
-    protect: bool = False
-    """Pulumi `protect` on the NodePool: set in stacks with cluster.deletionProtection."""
+    protect: bool | None = None
+    """Pulumi `protect` on the NodePool: set in stacks with cluster.deletionProtection.
+    Default: false."""
 
 
 def guest_accelerator(
@@ -272,14 +277,16 @@ class GpuNodePool(pulumi.ComponentResource):
 
     name: pulumi.Output[str]
     """The node pool's GKE name (also its nodes' NODEPOOL_LABEL, components/facts/labels.py)."""
-    capacity: list[pulumi.Resource]
+    capacity: list[gcp.container.NodePool]
     """What GPU workloads wait for (GpuWorkloadArgs.after): the GKE NodePool."""
 
     def __init__(
         self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        args = typed.build(GpuNodePoolArgs, args)
+        ArgsError.check("GpuNodePool", name, pool_args_problems(args.pool, args.location))
         super().__init__("gke-gpu:index:GpuNodePool", name, None, opts)
-        pool = args.pool
+        pool = NodePoolConfig.of(args.pool)
         node_pool = gcp.container.NodePool(
             f"{name}-pool",
             name=gke_pool_name(pool),
@@ -327,8 +334,8 @@ class GpuNodePool(pulumi.ComponentResource):
             # pool, GKE automatically taints the GPU nodes" (nvidia.com/gpu:NoSchedule), so
             # the pool is created after the system pool. (Wording as quoted in kserve's
             # docs/samples/accelerators; the live page was not reachable, 2026-11-22.)
-            depends_on=list(args.after),
-            protect=args.protect,
+            depends_on=list(args.after or ()),
+            protect=bool(args.protect),
             # The autoscaler owns the node count after creation; initial_node_count is
             # create-only, so a diff on it would replace the pool (and drain every node).
             ignore_changes=["initialNodeCount"],

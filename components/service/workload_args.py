@@ -334,7 +334,7 @@ class WorkloadOutput(TypedDict):
 
 class WorkloadQueue(TypedDict):
     """The Job waits in a Kueue queue until GKE grants every node it needs at once (flex-start
-    with queued provisioning), then holds them at most `maxRunDuration`.
+        with queued provisioning), then holds them at most `maxRunDuration`.
     """
 
     max_run_duration: str

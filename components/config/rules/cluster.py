@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from collections.abc import Iterator
 from typing import Any
 
+import yaml
+
 from components.config import formats
 from components.config.context import Context
-from components.config.model import NAMESPACE, DevicePluginConfig, Secret
+from components.config.model import (
+    NAMESPACE,
+    DevicePluginConfig,
+    DevicePluginKind,
+    ExistingClusterConfig,
+    NodeLabel,
+    Secret,
+)
 from components.config.parse import parse
 from components.config.problems import Problem, Problems
 from components.config.rules import exposure
@@ -105,9 +115,40 @@ def kubeconfig(cluster: ClusterSpec, ctx: Context) -> str | Secret | None:
     return value
 
 
+def existing_cluster_identifier(cluster: ExistingClusterConfig) -> str:
+    """What identifies the target cluster to the provider (ExistingClusterArgs.cluster_identifier):
+    the config key or context name.
+
+    The kubeconfig's content changes whenever its credentials are rotated; tied to the content,
+    the provider (and every object deployed through it) would be replaced on each rotation.
+    Pointing the stack at another cluster means naming another key or context.
+    """
+    if isinstance(cluster.kubeconfig, Secret):
+        # An inline kubeconfig: identified by its current context's API server, hashed (the URL
+        # itself stays inside the secret). Rotated credentials keep it; another cluster changes it.
+        return f"existing/kubeconfig-server/{_server_hash(cluster.kubeconfig)}"
+    if cluster.kubeconfig is not None:
+        return f"existing/kubeconfig/{cluster.kubeconfig}"
+    return f"existing/context/{cluster.context}"
+
+
+def _server_hash(kubeconfig: Secret) -> str:
+    try:
+        document = yaml.safe_load(kubeconfig.reveal()) or {}
+        context = next(
+            c["context"] for c in document["contexts"] if c["name"] == document["current-context"]
+        )
+        server = next(
+            c["cluster"]["server"] for c in document["clusters"] if c["name"] == context["cluster"]
+        )
+    except (yaml.YAMLError, KeyError, StopIteration, TypeError):
+        server = "unparsed"  # the provider reports the kubeconfig's own problem at `up`
+    return hashlib.sha256(str(server).encode()).hexdigest()[:16]
+
+
 def device_plugin(raw: Any, ctx: Context, problems: Problems) -> DevicePluginConfig:
     """The devicePlugin key: a mode name, or {type, sharing: {replicas}, installDriver}."""
-    default = DevicePluginConfig(type="static", sharing_replicas=None, install_driver=True)
+    default = DevicePluginConfig()
     key = f"{NAMESPACE}:devicePlugin"
     if raw is None:
         return default
@@ -138,12 +179,14 @@ def device_plugin(raw: Any, ctx: Context, problems: Problems) -> DevicePluginCon
         return default
     problems += _plugin_problems(spec)
     return DevicePluginConfig(
-        type=spec.type,
+        type=DevicePluginKind(spec.type),
         sharing_replicas=spec.sharing.replicas if spec.sharing else None,
         # The chart's own default (driver.enabled: true): the operator brings the driver.
         install_driver=True if spec.install_driver is None else spec.install_driver,
         node_selector_terms=(
-            (tuple(sorted(spec.node_selector.items())),) if spec.node_selector else ()
+            (tuple(NodeLabel(*label) for label in sorted(spec.node_selector.items())),)
+            if spec.node_selector
+            else ()
         ),
         fail_on_init_error=spec.fail_on_init_error,
     )
@@ -187,9 +230,9 @@ def _plugin_problems(spec: DevicePluginSpec) -> Iterator[Problem]:
 # default (true, cmd/nvidia-device-plugin/main.go lines 68-73) the plugin exits on every node
 # without a GPU: the DaemonSet never becomes ready and nothing waiting for it is created.
 NVIDIA_GPU_NODE_LABELS = (
-    ("feature.node.kubernetes.io/pci-10de.present", "true"),
-    ("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA"),
-    ("nvidia.com/gpu.present", "true"),
+    NodeLabel("feature.node.kubernetes.io/pci-10de.present", "true"),
+    NodeLabel("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA"),
+    NodeLabel("nvidia.com/gpu.present", "true"),
 )
 
 
@@ -201,8 +244,9 @@ def plugin_node_terms(
     example's `gpu: "true"`), so the plugin is wherever the GPU pods are sent, and nowhere else."""
     if plugin.type != "static" or plugin.node_selector_terms:
         return plugin
-    terms = [(label,) for label in NVIDIA_GPU_NODE_LABELS]
-    terms += sorted({s for s in selectors if s and s not in terms})
+    terms: list[tuple[NodeLabel, ...]] = [(label,) for label in NVIDIA_GPU_NODE_LABELS]
+    chosen = sorted({s for s in selectors if s and s not in terms})
+    terms += [tuple(NodeLabel(*label) for label in s) for s in chosen]
     return dataclasses.replace(plugin, node_selector_terms=tuple(terms))
 
 

@@ -10,7 +10,13 @@ from typing import Literal
 
 from components.config import formats
 from components.config.context import Context
-from components.config.model import CapacityChoice, NodePoolConfig, Reservation, WorkloadConfig
+from components.config.model import (
+    CapacityChoice,
+    NodePoolConfig,
+    ProvisioningLimit,
+    Reservation,
+    WorkloadConfig,
+)
 from components.config.problems import Problem
 from components.config.rules import fit
 from components.config.rules.capacity_sources import (
@@ -219,7 +225,7 @@ def auto_provisioning_limits(
     system_pool: SystemPoolSpec,
     pools: Sequence[NodePoolConfig],
     workloads: Sequence[WorkloadConfig],
-) -> tuple[tuple[str, int], ...]:
+) -> tuple[ProvisioningLimit, ...]:
     """NAP's resource limits: everything every pool and every ComputeClass workload may use at
     once at its maximum (NAP's limits count all nodes), with one spare node per class workload:
     a rollout's surge pod, or active migration's new node before the old one drains."""
@@ -248,4 +254,5 @@ def auto_provisioning_limits(
             per_type[c.gpu_type] = max(per_type.get(c.gpu_type, 0), c.gpu_count)
         for gpu_type, count in per_type.items():
             gpus[gpu_type] = gpus.get(gpu_type, 0) + nodes * count
-    return (("cpu", cpu), ("memory", memory), *sorted(gpus.items()))
+    limits = (("cpu", cpu), ("memory", memory), *sorted(gpus.items()))
+    return tuple(ProvisioningLimit(resource, maximum) for resource, maximum in limits)

@@ -26,7 +26,12 @@ from datetime import UTC, datetime, timedelta
 
 from components.config import defaults
 from components.config.context import Context
-from components.config.model import Maintenance, MaintenanceExclusion, MaintenanceWindow
+from components.config.model import (
+    Maintenance,
+    MaintenanceExclusion,
+    MaintenanceWindow,
+    UpgradeScope,
+)
 from components.config.problems import Problem
 from components.config.schema import ClusterSpec, MaintenanceWindowSpec
 
@@ -64,7 +69,9 @@ def resolve(spec: ClusterSpec) -> Maintenance | None:
             if chosen is not None
             else None
         ),
-        exclusions=tuple(MaintenanceExclusion(e.name, e.start, e.end, e.scope) for e in exclusions),
+        exclusions=tuple(
+            MaintenanceExclusion(e.name, e.start, e.end, UpgradeScope(e.scope)) for e in exclusions
+        ),
     )
 
 

@@ -10,8 +10,6 @@ Google Kubernetes Engine", cloud.google.com/artifact-registry/docs/integrate-gke
 "Docker repository format": `LOCATION-docker.pkg.dev/PROJECT-ID/REPOSITORY/IMAGE`).
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass

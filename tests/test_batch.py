@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import re
 from typing import Any
 
 import jsonschema
@@ -108,6 +109,39 @@ def test_every_object_of_the_kueue_release_is_registered_and_its_controller_is_t
     (manager,) = [r for r in registered if r.type == "kubernetes:apps/v1:Deployment"]
     (container,) = manager.inputs["spec"]["template"]["spec"]["containers"]
     assert container["image"] == kueue.IMAGE
+
+
+def test_kueues_controller_runs_the_releases_tag_pinned_by_digest(queued: Recording) -> None:
+    (manager,) = [
+        r
+        for r in queued.of_type("kubernetes:apps/v1:Deployment")
+        if "gke-gpu:index:Kueue" in r.parent
+    ]
+    (container,) = manager.inputs["spec"]["template"]["spec"]["containers"]
+    (released,) = [
+        c["image"]
+        for obj in kueue._load()
+        if obj["kind"] == "Deployment"
+        for c in obj["spec"]["template"]["spec"]["containers"]
+    ]
+    assert re.fullmatch(re.escape(released) + r"@sha256:[0-9a-f]{64}", container["image"]), (
+        f"Kueue's controller runs {container['image']}: a tag can be moved to other code, and its "
+        f"webhooks admit every queued Job; it must be the release's {released} pinned by digest"
+    )
+
+
+def test_a_kueue_release_whose_image_has_no_pinned_digest_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    newer = [copy.deepcopy(obj) for obj in kueue._load()]
+    for obj in newer:
+        if obj["kind"] == "Deployment":
+            obj["spec"]["template"]["spec"]["containers"][0]["image"] = (
+                "registry.k8s.io/kueue/kueue:v0.19.5"
+            )
+    monkeypatch.setattr(kueue, "_load", lambda: tuple(newer))
+    with pytest.raises(ValueError, match="pin the new release's digest in kueue.IMAGE"):
+        kueue.objects()
 
 
 def test_kueues_workload_webhooks_see_only_queued_objects_so_its_outage_blocks_no_other_pod(

@@ -18,9 +18,7 @@ Facts read from Kueue's source at v0.19.2 (kubernetes-sigs/kueue@8eab6877):
     site/static/examples/provisioning/sample-job.yaml);
   - without `manageJobsWithoutQueueName` (off in the vendored config) Kueue leaves every Job
     without the queue label alone, so the stack's other workloads are not touched.
-The controller image is pinned by tag only: no source readable here records the digest of
-registry.k8s.io/kueue/kueue:v0.19.2 (kubernetes/k8s.io registry.k8s.io/images/k8s-staging-kueue/
-images.yaml holds it; the stored copy ends at v0.11.4). `crane digest` confirms one.
+The controller image is pinned by digest (IMAGE; its source beside it), the release's tag kept.
 """
 
 from __future__ import annotations
@@ -44,7 +42,18 @@ from components.platform.keda import register
 
 VENDOR = Path(__file__).parent / "vendor" / "kueue"
 RELEASE = VENDOR / "kueue-0.19.2.yaml"
-IMAGE = "registry.k8s.io/kueue/kueue:v0.19.2"  # tag only: see the module's docstring
+# The controller image: the release names it by tag (RELEASE_IMAGE); the program runs it by
+# digest, since a tag can be moved. The digest is the one Kueue's release of v0.19.2 recorded for
+# the staging image (kubernetes-sigs/kueue issue 14323 "Release v0.19.2", its /wait-for-images
+# log of 2026-08-20 15:09 UTC: "Image \"us-central1-docker.pkg.dev/k8s-staging-images/kueue/
+# kueue:v0.19.2@sha256:8a77be2d...\" is available."), which kubernetes/k8s.io PR 9856 "Kueue:
+# Promote v0.19.2" (merged 2026-08-20, "Part of kubernetes-sigs/kueue#14323") copies to
+# registry.k8s.io under the same digest: the promoter copies by digest (images.yaml maps digests
+# to tags; e.g. v0.16.9: PR 9551's sha256:35237193... is what kueue issue 11360's
+# `wait_for_images.sh --prod` read from registry.k8s.io/kueue/kueue). Not read from
+# registry.k8s.io here: `crane digest registry.k8s.io/kueue/kueue:v0.19.2` confirms it.
+RELEASE_IMAGE = "registry.k8s.io/kueue/kueue:v0.19.2"
+IMAGE = f"{RELEASE_IMAGE}@sha256:8a77be2df3d441d1a99b60eb1625c835b5f4feda5db02ece26818cf2a30c4d86"
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 # What a queued Job carries (Kueue's "kueue.x-k8s.io/queue-name" label; cluster-toolkit
 # sample-job.yaml) and the annotation its ProvisioningRequest reads its run length from.
@@ -88,11 +97,20 @@ WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration
 
 def objects() -> list[dict[str, Any]]:
     """The release's objects as the program registers them: its workload webhooks limited to
-    queued objects (QUEUED_ONLY); the rest unchanged (the image is the release's own tag)."""
+    queued objects (QUEUED_ONLY), its controller image pinned by digest (IMAGE); the rest
+    unchanged."""
     return [_adjusted(copy.deepcopy(obj)) for obj in _load()]
 
 
 def _adjusted(obj: dict[str, Any]) -> dict[str, Any]:
+    if obj["kind"] == "Deployment":
+        for container in obj["spec"]["template"]["spec"]["containers"]:
+            if container["image"] != RELEASE_IMAGE:
+                raise ValueError(
+                    f"vendored Kueue image {container['image']} is not {RELEASE_IMAGE}, the one "
+                    "IMAGE pins by digest: pin the new release's digest in kueue.IMAGE"
+                )
+            container["image"] = IMAGE
     if obj["kind"] in WEBHOOK_KINDS:
         for webhook in obj["webhooks"]:
             if webhook.get("namespaceSelector"):

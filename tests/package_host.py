@@ -21,6 +21,7 @@ from google.protobuf import empty_pb2
 from pulumi.runtime.proto import (
     engine_pb2,
     engine_pb2_grpc,
+    provider_pb2,
     provider_pb2_grpc,
     resource_pb2,
     resource_pb2_grpc,
@@ -144,3 +145,16 @@ def provider_host(
     finally:
         process.kill()
         process.wait(timeout=30)
+
+
+def served_schema(cwd: Path) -> dict[str, Any]:
+    """The schema the real host serves (GetSchema over gRPC), for a test module that needs only
+    that."""
+    import json
+
+    with (
+        engine_side(RecordingMonitor(CloudMocks())) as (address, _),
+        provider_host(address, cwd) as client,
+    ):
+        request = provider_pb2.GetSchemaRequest(version=0)
+        return json.loads(client.GetSchema(request).schema)

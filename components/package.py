@@ -6,8 +6,8 @@ its Args (issue 32: typed Args, no `from __future__ import annotations` in its m
 or a class the component also accepts as a dict, because the provider hands `args` over as a dict
 keyed by Python names: pulumi 3.272.0 provider/experimental/component.py, ComponentProvider.
 construct). tests/test_package_host.py then serves it through the real host and checks its schema,
-and tests/package_samples.py needs one sample of its inputs. When `components/public.py` (issue
-32) lands: HOSTED = (*PUBLIC_COMPONENTS, GpuService, ApiKey) and PENDING empties.
+and tests/package_samples.py needs one sample of its inputs. When issue 32's list of public
+components lands: HOSTED = (*PUBLIC_COMPONENTS, GpuService, ApiKey) and PENDING empties.
 """
 
 import pulumi

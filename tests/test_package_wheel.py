@@ -2,8 +2,9 @@
 virtualenv, imported as `gke_gpu` (never a top-level `components`), and the Python consumer
 example (examples/python/) run from there registers what this repository's program registers.
 
-Needs PyPI (marked `network`): `uv build` fetches the build backend and the install resolves the
-wheel's dependency ranges (uv's cache serves what it already holds)."""
+The tests that build and install need PyPI (marked `network`): `uv build` fetches the build
+backend and the install resolves the wheel's dependency ranges (uv's cache serves what it already
+holds)."""
 
 import ast
 import json
@@ -24,8 +25,6 @@ from tools.engine import Recording
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 EXAMPLE = ROOT / "examples" / "python" / "__main__.py"
 IMPORT_NAME = "gke_gpu"
-
-pytestmark = pytest.mark.network
 
 
 def _uv() -> str:
@@ -80,6 +79,7 @@ def test_the_library_imports_itself_relatively_so_the_wheel_can_rename_it() -> N
     )
 
 
+@pytest.mark.network
 def test_the_wheel_installs_into_a_fresh_virtualenv_and_gives_gpu_service(venv: Path) -> None:
     result = _python(
         venv,
@@ -98,6 +98,7 @@ def test_the_wheel_installs_into_a_fresh_virtualenv_and_gives_gpu_service(venv: 
     assert no_components, "the wheel must not install a top-level `components` package"
 
 
+@pytest.mark.network
 def test_the_wheel_declares_ranges_and_its_license(venv: Path) -> None:
     result = _python(
         venv,
@@ -129,6 +130,7 @@ print(json.dumps(sorted((r.urn, r.type, json.dumps(r.inputs, sort_keys=True))
 """
 
 
+@pytest.mark.network
 def test_the_python_example_registers_what_the_program_registers(
     venv: Path, dev: Recording
 ) -> None:

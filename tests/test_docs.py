@@ -101,13 +101,19 @@ def test_pulumi_installs_exactly_the_locked_runtime_dependencies() -> None:
     assert PYPROJECT["tool"]["uv"]["default-groups"] == [], (
         "`pulumi up` would install test or lint tools into the program's environment"
     )
+    from packaging.requirements import Requirement
+
     locked = {package["name"]: package["version"] for package in LOCK["package"]}
-    for requirement in PYPROJECT["project"]["dependencies"]:
-        name, _, version = requirement.partition("==")
-        assert version, f"{requirement}: runtime dependencies are pinned exactly"
-        assert locked.get(re.sub(r"[-_.]+", "-", name).lower()) == version, (
-            f"uv.lock does not pin {requirement}"
+    for text in PYPROJECT["project"]["dependencies"]:
+        # The library declares ranges (issue 33); the program installs what uv.lock pins, which
+        # is the range's floor: the version the tests ran with.
+        requirement = Requirement(text)
+        floor = [s.version for s in requirement.specifier if s.operator == ">="]
+        pinned = locked.get(re.sub(r"[-_.]+", "-", requirement.name).lower())
+        assert floor == [pinned], (
+            f"{text}: uv.lock pins {pinned}; the range must start at the locked (tested) version"
         )
+        assert requirement.specifier.contains(pinned or ""), f"uv.lock's {pinned} is outside {text}"
 
 
 def test_pulumi_yaml_config_block_is_one_the_pulumi_cli_accepts() -> None:

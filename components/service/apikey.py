@@ -1,8 +1,6 @@
 """ApiKey: a generated key that protects a served model endpoint (vLLM's --api-key)."""
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+from typing import TypedDict
 
 import pulumi
 import pulumi_random as random
@@ -12,8 +10,11 @@ import pulumi_random as random
 KEY_LENGTH = 48
 
 
-@dataclass(frozen=True)
-class ApiKeyArgs:
+class ApiKeyArgs(TypedDict):
+    """What the key protects. A TypedDict, because the component provider hands a component its
+    inputs as a dict (pulumi 3.272.0 provider/experimental/component.py, ComponentProvider.
+    construct: `constructor(name, mapped_args, options)`, mapped_args keyed by Python names)."""
+
     workload: str
     """The workload the key protects (its name keys the generated value)."""
 
@@ -38,7 +39,7 @@ class ApiKey(pulumi.ComponentResource):
             f"{name}-password",
             length=KEY_LENGTH,
             special=False,
-            keepers={"workload": args.workload},
+            keepers={"workload": args["workload"]},
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.value = pulumi.Output.secret(password.result)

@@ -43,12 +43,24 @@ def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[st
     if platform.ca is not None:
         # `curl --cacert <(pulumi stack output caCertificate) $URL/v1/models ...`: public.
         outputs["caCertificate"] = platform.ca.cert_pem
-    keys = {name: s.api_key for name, s in by_name.items() if s.api_key is not None}
+    # A workload with expose.keys is called with its consumers' keys only (the gate refuses its
+    # own): apiKeys.<workload>.<consumer>, and no apiKey.
+    keys = {
+        name: s.api_key
+        for name, s in by_name.items()
+        if s.api_key is not None and not s.consumer_keys
+    }
     if keys:
         # `curl -H "Authorization: Bearer $(pulumi stack output apiKey --show-secrets)" ...`
         url_workload = balanced[0].workload.name if balanced else None
         outputs["apiKey"] = keys[url_workload if url_workload in keys else next(iter(keys))]
-        outputs["apiKeys"] = pulumi.Output.secret(keys)
+    every: dict[str, Any] = {
+        name: s.consumer_keys or keys[name]
+        for name, s in by_name.items()
+        if s.consumer_keys or name in keys
+    }
+    if every:
+        outputs["apiKeys"] = pulumi.Output.secret(every)
     return outputs
 
 

@@ -110,6 +110,13 @@ def _gate_key(w: WorkloadConfig) -> str:
             else "NO KEY (apiKey: false): anyone who reaches the endpoint may call the allowed "
             "paths"
         )
+    if w.expose is not None and w.expose.keys:
+        return (
+            "a consumer's key on every request (Authorization: Bearer, constant-time), else 401: "
+            + ", ".join(f"{c} (stack output apiKeys.{w.name}.{c})" for c in w.expose.keys)
+            + "; each request's log line names its consumer, never the key; the server gets the "
+            "workload's own key from the gate; removing a name revokes that key alone"
+        )
     where = f"stack output apiKeys.{w.name}" if w.api_key else "the workload's VLLM_API_KEY secret"
     server = (
         ""

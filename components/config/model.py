@@ -318,6 +318,8 @@ class Expose:
     (components/service/haproxy.py)."""
     websockets: bool = False
     """The gate lets WebSocket upgrades through (to the allowed paths, with the key)."""
+    keys: tuple[str, ...] = ()
+    """Consumers, each with a key of its own the gate accepts (issue 35); empty: one key."""
 
 
 @dataclass(frozen=True)

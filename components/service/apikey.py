@@ -16,6 +16,8 @@ KEY_LENGTH = 48
 class ApiKeyArgs:
     workload: str
     """The workload the key protects (its name keys the generated value)."""
+    consumer: str | None = None
+    """expose.keys: the consumer this key is for (it keys the value too); None: the workload's."""
 
 
 class ApiKey(pulumi.ComponentResource):
@@ -38,7 +40,10 @@ class ApiKey(pulumi.ComponentResource):
             f"{name}-password",
             length=KEY_LENGTH,
             special=False,
-            keepers={"workload": args.workload},
+            keepers={
+                "workload": args.workload,
+                **({"consumer": args.consumer} if args.consumer else {}),
+            },
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.value = pulumi.Output.secret(password.result)

@@ -57,6 +57,8 @@ class GpuServiceArgs:
 class GpuService(pulumi.ComponentResource):
     api_key: pulumi.Output[str] | None
     """The generated key the gate (and vLLM) require (secret); None without `apiKey`."""
+    consumer_keys: dict[str, pulumi.Output[str]]
+    """expose.keys: each consumer's generated key (secret), by consumer name; empty without."""
     service: LoadBalancerService | None
     """The exposed Service; None for a workload that is not exposed."""
     url: pulumi.Output[str | None] | None
@@ -78,6 +80,7 @@ class GpuService(pulumi.ComponentResource):
             if w.api_key
             else None
         )
+        self.consumer_keys = self._consumer_keys()
         # A sleeping model's workload waits for its scaler, so `pulumi destroy` deletes the
         # Deployment before the HTTPScaledObject. The other way round, the add-on's ScaledObject
         # (restoreToOriginalReplicaCount: true, kedacore/http-add-on@4ea8a863 pkg/k8s/
@@ -131,6 +134,18 @@ class GpuService(pulumi.ComponentResource):
             ),
             opts=self._k8s,
         )
+
+    def _consumer_keys(self) -> dict[str, pulumi.Output[str]]:
+        """A key per consumer (expose.keys), each a resource named after its consumer, so adding
+        or removing one leaves every other key as it is ("/" is in no workload or consumer name)."""
+        w = self.workload
+        consumers = w.expose.keys if w.expose is not None and self.api_key is not None else ()
+        return {
+            c: ApiKey(
+                f"apikey-{w.name}/{c}", ApiKeyArgs(workload=w.name, consumer=c), opts=self._root()
+            ).value
+            for c in consumers
+        }
 
     def _root(self) -> pulumi.ResourceOptions:
         """A child that is not a Kubernetes object (default providers)."""
@@ -209,6 +224,7 @@ class GpuService(pulumi.ComponentResource):
                 model_port=workload.port,
                 settings=settings,
                 key_secret=workload.secret_name,
+                consumer_keys=dict(self.consumer_keys),
                 pem=certificate.pem if certificate else None,
                 cert_pem=certificate.cert_pem if certificate else None,
                 labels=labels,

@@ -50,6 +50,14 @@ def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[st
         for name, s in by_name.items()
         if s.api_key is not None and not s.consumer_keys
     }
+    records = {
+        s.workload.name: s.service.exposure.dns_records
+        for s in exposed
+        if s.service is not None and s.service.exposure.dns_records is not None
+    }
+    if records:
+        # expose.domain: the records to create at your DNS provider (the plan says when).
+        outputs["dnsRecords"] = records
     if keys:
         # `curl -H "Authorization: Bearer $(pulumi stack output apiKey --show-secrets)" ...`
         url_workload = balanced[0].workload.name if balanced else None
@@ -68,4 +76,4 @@ def _exposure(service: GpuService) -> Exposure:
     """How an exposed workload is reached (components/slices.py EXPOSURES)."""
     expose = service.workload.expose
     assert expose is not None
-    return slices.exposure_named(expose.type, service.workload.name)
+    return slices.exposure_of(expose, service.workload.name)

@@ -79,6 +79,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     exposure.gate_problems,
     exposure.sleep_without_key_problems,
     endpoints.consumer_problems,
+    endpoints.domain_problems,
     egress.workload_problems,
     credentials.env_problems,
     credentials.arg_problems,

@@ -318,6 +318,8 @@ class Expose:
     (components/service/haproxy.py)."""
     websockets: bool = False
     """The gate lets WebSocket upgrades through (to the allowed paths, with the key)."""
+    domain: str | None = None
+    """Served through a GKE Gateway on this name (`auto`: a Cloud Endpoints name) (issue 35)."""
     keys: tuple[str, ...] = ()
     """Consumers, each with a key of its own the gate accepts (issue 35); empty: one key."""
 

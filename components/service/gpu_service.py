@@ -16,6 +16,7 @@ import pulumi
 from components.config import NAMESPACE, ExistingClusterConfig, WorkloadConfig, defaults
 from components.config.rules.exposure import API_KEY_ENV
 from components.config.sleep import sleeps
+from components.expose.base import Site
 from components.facts.labels import PRODUCTION_LABEL
 from components.platform import Platform, watched
 from components.platform.certificate import (
@@ -24,6 +25,7 @@ from components.platform.certificate import (
     cluster_dns_names,
     split_hosts,
 )
+from components.service import haproxy
 from components.service.apikey import ApiKey, ApiKeyArgs
 from components.service.autoscaler import Autoscaler, AutoscalerArgs
 from components.service.compute_class import GpuComputeClass, GpuComputeClassArgs
@@ -211,6 +213,8 @@ class GpuService(pulumi.ComponentResource):
                 static_address=self._static_address(),
                 tls=expose.tls,
                 labels=labels,
+                domain=expose.domain,
+                site=self._site(settings.request_timeout_seconds) if expose.domain else None,
             ),
             opts=self._k8s,
         )
@@ -234,6 +238,19 @@ class GpuService(pulumi.ComponentResource):
             opts=self._k8s,
         )
         return service
+
+    def _site(self, timeout_seconds: int) -> Site:
+        """What a Gateway on expose.domain needs: the project, its cloud resources' name, the
+        gate's longest wait and health check (components/expose/gateway.py)."""
+        config = self._platform.config
+        return Site(
+            project=config.project,
+            gce_name=static_address_name(config.cluster.name, self.workload.name),
+            backend_timeout_seconds=timeout_seconds,
+            health_port=haproxy.HEALTH_PORT,
+            health_path=haproxy.HEALTH_PATH,
+            protect=self._platform.protect,
+        )
 
     def _static_address(self) -> StaticAddress | None:
         w, config = self.workload, self._platform.config

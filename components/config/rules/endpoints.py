@@ -1,4 +1,5 @@
-"""An endpoint's clients (issue 35): a key per consumer (expose.keys)."""
+"""An endpoint's name and clients (issue 35): expose.domain (a GKE Gateway with a Google-managed
+certificate) and a key per consumer (expose.keys)."""
 
 from __future__ import annotations
 
@@ -33,4 +34,38 @@ def consumer_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
             "which the gate then sends the server; but this workload has no generated key "
             "(apiKey is false, or it sets its own VLLM_API_KEY). Remove keys, or let the stack "
             "generate the key (remove apiKey: false and the workload's own key).",
+        )
+
+
+def domain_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
+    """expose.domain: what the Gateway path is built for (components/expose/gateway.py)."""
+    e = w.expose
+    if e is None or e.domain is None:
+        return
+    path = f"workloads[{i}].expose"
+    if e.type != "LoadBalancer":
+        yield Problem(
+            f"{path}.domain",
+            f"is served through GKE's global external Gateway, which type {e.type} is not; the "
+            "regional internal Gateway (gke-l7-rilb) is not built yet. Use type: LoadBalancer "
+            "(the default) with domain, or remove domain.",
+        )
+    if ctx.mode != "autopilot":
+        yield Problem(
+            f"{path}.domain",
+            f"needs GKE's Gateway API, which is on by default only in Autopilot, and cluster.mode "
+            f"is {ctx.mode}; enabling it on a Standard cluster is not built yet. Use mode "
+            "autopilot, or remove domain.",
+        )
+    if e.source_ranges:
+        yield Problem(
+            f"{path}.sourceRanges",
+            "a Gateway has no source ranges (that takes a Cloud Armor policy, not built yet): "
+            "the gate's key is what keeps strangers out. Remove sourceRanges, or remove domain.",
+        )
+    if e.static_ip:
+        yield Problem(
+            f"{path}.staticIp",
+            "the Gateway always gets a reserved global address of its own (the name's DNS "
+            "record points at it). Remove staticIp.",
         )

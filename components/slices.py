@@ -53,11 +53,14 @@ def exposure_named(type_: str, workload: str) -> Exposure:
 
 def exposure_of(e: Expose, workload: str) -> Exposure:
     """How workload `workload` is reached (exposure_for its expose.type and domain)."""
-    return exposure_for(e.type, e.domain, workload)
+    return exposure_for(e.type, e.domain, workload, e.endpoints)
 
 
-def exposure_for(type_: str, domain: str | None, workload: str) -> Exposure:
-    """Through a Gateway on expose.domain (issue 35), else by expose.type (exposure_named)."""
+def exposure_for(
+    type_: str, domain: str | None, workload: str, endpoints: bool = False
+) -> Exposure:
+    """Through a Gateway on expose.domain (issue 35; `endpoints`: a Cloud Endpoints name the
+    stack makes), else by expose.type (exposure_named)."""
     if domain is not None:
-        return Gateway(domain)
+        return Gateway(domain, endpoints)
     return exposure_named(type_, workload)

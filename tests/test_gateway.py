@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 import pulumi_gcp as gcp
 import pytest
+import yaml
 
 from components.expose.gateway import GATEWAY_CLASS, PROXY_RANGES
 from components.service import haproxy
@@ -26,7 +27,7 @@ from tests.conftest import MINIMAL, vllm_workload_problems
 from tests.test_gate import HAPROXY, _wait_for_port, free_port, on_ports
 from tools.engine import Recording
 from tools.mocks import GLOBAL_IP
-from tools.render import crd_schema_path
+from tools.render import crd_schema_path, render, summary
 
 DOMAIN = "llm.acme.example"
 
@@ -243,3 +244,52 @@ def test_what_the_gateway_path_does_not_do_is_refused_with_its_key_path(
         cache={"size": "30Gi"}, expose={"port": 443, "domain": DOMAIN, **expose}
     )
     assert any(p.startswith(f"workloads[0].{where}:") and words in p for p in problems), problems
+
+
+AUTO = f"llm.endpoints.{MINIMAL['gcp:project']}.cloud.goog"
+ENDPOINTS = "gcp:endpoints/service:Service"
+
+
+def test_domain_auto_names_the_endpoint_under_cloud_goog_with_a_load_balancer_authorized_cert(
+    run: Callable[..., Recording],
+) -> None:
+    recording = run(domain_stack("auto"))
+    service = recording.one(ENDPOINTS).inputs
+    assert service["serviceName"] == AUTO, "the free name is <workload>.endpoints.<project>..."
+    document = yaml.safe_load(service["openapiConfig"])
+    assert document["x-google-endpoints"] == [{"name": AUTO, "target": GLOBAL_IP}], (
+        "Cloud Endpoints points the name at the Gateway's reserved global address"
+    )
+    assert not recording.of_type("gcp:certificatemanager/dnsAuthorization:DnsAuthorization"), (
+        "nobody can add a CNAME under cloud.goog: no DNS authorization"
+    )
+    cert = recording.one("gcp:certificatemanager/certificate:Certificate").inputs["managed"]
+    assert cert["domains"] == [AUTO] and not cert.get("dnsAuthorizations")
+    assert recording.stack_outputs["url"] == f"https://{AUTO}"
+    routes = [r["spec"]["hostnames"] for r in _custom(recording, "HTTPRoute")]
+    assert routes == [[AUTO], [AUTO]]
+
+
+def test_up_after_destroy_gets_the_same_endpoints_name_back(run: Callable[..., Recording]) -> None:
+    """`pulumi destroy` leaves the Endpoints service (deletionPolicy ABANDON: a deleted one is
+    disabled for 30 days and its name refused); the next `pulumi up` registers the same service
+    name, which the provider finds and reuses (resourceEndpointsServiceCreate: created only when
+    the lookup fails). What the engine is asked, before and after, is the same."""
+    first, again = run(domain_stack("auto")), run(domain_stack("auto"))
+    before, after = first.one(ENDPOINTS), again.one(ENDPOINTS)
+    assert before.inputs["deletionPolicy"] == "ABANDON", (
+        "destroy must leave the service, or its name is locked for 30 days"
+    )
+    assert (after.urn, after.inputs) == (before.urn, before.inputs), (
+        "up after destroy asks for the same service by the same name"
+    )
+
+
+def test_the_plan_warns_of_the_30_day_reservation_and_says_how_to_undelete(tmp_path: Path) -> None:
+    stack = tmp_path / "Pulumi.auto.yaml"
+    stack.write_text(yaml.safe_dump({"config": domain_stack("auto")}))
+    text = summary(render("auto", stack))
+    assert "stays reserved 30 days" in text and f"gcloud endpoints services undelete {AUTO}" in (
+        text
+    ), "the plan says the name is reserved after deletion and how to get it back"
+    assert "DNS records to create: none" in text

@@ -190,6 +190,14 @@ RESOURCES: dict[str, Row] = {
             ("certificateMapEntry:CertificateMapEntry", "certmapentries"),
         )
     },
+    # expose.domain: auto, the Cloud Endpoints name (iann0036/iam-dataset
+    # gcp/roles/servicemanagement.admin.json, commit 1818bc70, holds both permissions).
+    "gcp:endpoints/service:Service": Row(
+        ("servicemanagement.services.create", "servicemanagement.services.update"),
+        "roles/servicemanagement.admin",
+        _project,
+        "the Cloud Endpoints name of an expose.domain: auto",
+    ),
     "gcp:monitoring/dashboard:Dashboard": Row(
         ("monitoring.dashboards.create",), DASHBOARD_EDITOR, _project, "the dashboard"
     ),

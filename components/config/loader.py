@@ -131,6 +131,7 @@ def load(
         secure_paths,
         mode=keys.mode(raw_cluster),
         region=region or "",
+        project=project or "",
         kubeconfig_key=keys.kubeconfig_key(raw_cluster),
         secret_lengths=keys.secret_lengths(raw),
     )

@@ -17,8 +17,9 @@ What it registers beside the gate's ClusterIP Service (components/service/load_b
     HealthCheckPolicy that checks the gate's own health port, not the API port (which needs the
     key).
 
-The objects are checked against vendored schemas (components/expose/vendor/gateway/README.md):
-Gateway API v1.1.0's standard CRDs and GKE's policy CRDs (tests/test_gateway.py).
+The objects are checked against vendored schemas (tools/crds: Gateway API v1.1.0's standard
+CRDs, GKE's policy CRDs; tests/test_gateway.py). With expose.domain: auto, the name is a Cloud
+Endpoints one (endpoints_service below).
 
 An exposure module imports components.config, components.facts, components.platform and
 expose/base.py only (tests/test_layout.py).
@@ -133,8 +134,10 @@ class Gateway(Exposure):
     own_certificate = True
     client_words = "the address of the Gateway's proxy (a Google front end), not the client's"
 
-    def __init__(self, domain: str) -> None:
+    def __init__(self, domain: str, endpoints: bool = False) -> None:
         self.domain = domain
+        self.endpoints = endpoints
+        """The name is a Cloud Endpoints name the stack makes (expose.domain: auto)."""
         self._address: pulumi.Output[str | None] = pulumi.Output.from_input(None)
         # The records the name needs (its A record, the certificate's CNAME), once registered.
         self.dns_records = None
@@ -166,19 +169,39 @@ class Gateway(Exposure):
     def plan_lines(self, e: Expose) -> list[str]:
         """The name, who issues its certificate, the records to create and when it works."""
         del e
+        if self.endpoints:
+            head = [
+                f"            endpoint: https://{self.domain} (Cloud Endpoints, made by the "
+                "stack; its DNS record points at the Gateway's reserved global address); "
+                "certificate issued by Google (Certificate Manager, Google-managed, load "
+                "balancer authorization), renewed by Google",
+                "            DNS records to create: none (Cloud Endpoints serves the name's A "
+                "record)",
+                "            ! an Endpoints name stays reserved 30 days after its service is "
+                "deleted: `pulumi destroy` leaves the service (deletionPolicy ABANDON) so the "
+                "next `pulumi up` reuses it; if it was deleted, run `gcloud endpoints services "
+                f"undelete {self.domain}` before `pulumi up`",
+            ]
+            when = "once the name resolves to the Gateway"
+        else:
+            head = [
+                f"            endpoint: https://{self.domain}; certificate issued by Google "
+                "(Certificate Manager, Google-managed, DNS authorization), renewed by Google",
+                "            DNS records to create at your DNS provider (values: `pulumi stack "
+                f"output dnsRecords` after `pulumi up`): A {self.domain} -> the Gateway's "
+                f"reserved global address; CNAME _acme-challenge.{self.domain} -> the DNS "
+                "authorization's target",
+            ]
+            when = "after the CNAME resolves"
         return [
-            f"            endpoint: https://{self.domain}; certificate issued by Google "
-            "(Certificate Manager, Google-managed, DNS authorization), renewed by Google",
-            "            DNS records to create at your DNS provider (values: `pulumi stack output "
-            f"dnsRecords` after `pulumi up`): A {self.domain} -> the Gateway's reserved global "
-            f"address; CNAME _acme-challenge.{self.domain} -> the DNS authorization's target",
+            *head,
             "            ! the gate limits wrong keys per connecting address, which behind the "
             "Gateway is a Google front end that many clients share: one client's wrong keys can "
             "get 429 for all of them for a while (reading the client from X-Forwarded-For is "
             "not built)",
-            "            certificate active: after the CNAME resolves Google issues it (how long "
-            "it takes is not stated here: a live `up` shows it); until it is ACTIVE and the A "
-            f"record points at the address, https://{self.domain} fails",
+            f"            certificate active: {when}, Google issues it (how long it takes is not "
+            "stated here: a live `up` shows it); until it is ACTIVE, "
+            f"https://{self.domain} fails",
         ]
 
     def addresses(
@@ -213,6 +236,8 @@ class Gateway(Exposure):
             opts=pulumi.ResourceOptions(parent=parent, protect=site.protect),
         )
         self._address = address.address
+        if self.endpoints:
+            endpoints_service(name, self.domain, site, child, address)
         certificate_map = self._certificate(name, site, child, address)
         workload = service
         meta = {"namespace": namespace}
@@ -259,20 +284,31 @@ class Gateway(Exposure):
         child: pulumi.ResourceOptions,
         address: gcp.compute.GlobalAddress,
     ) -> gcp.certificatemanager.CertificateMap:
-        """The Google-managed certificate for the name, proven by DNS authorization, in a map."""
-        authorization = gcp.certificatemanager.DnsAuthorization(
-            f"{name}-dns-authorization",
-            name=site.gce_name,
-            project=site.project,
-            domain=self.domain,
-            opts=child,
-        )
+        """The Google-managed certificate for the name, in a map: proven by DNS authorization
+        for your name; for a Cloud Endpoints name, whose zone only Google writes (no CNAME can be
+        added), by load balancer authorization: Google checks that the name resolves to the
+        load balancer the certificate is attached to (Certificate Manager, "Domain
+        authorization", cloud.google.com/certificate-manager/docs/domain-authorization; not read
+        in a stored source, so unconfirmed here)."""
+        authorizations: list[pulumi.Input[str]] = []
+        if not self.endpoints:
+            authorization = gcp.certificatemanager.DnsAuthorization(
+                f"{name}-dns-authorization",
+                name=site.gce_name,
+                project=site.project,
+                domain=self.domain,
+                opts=child,
+            )
+            authorizations.append(authorization.id)
+            challenge: pulumi.Input[Any] = authorization.dns_resource_records
+        else:
+            challenge = []
         certificate = gcp.certificatemanager.Certificate(
             f"{name}-certificate",
             name=site.gce_name,
             project=site.project,
             managed=gcp.certificatemanager.CertificateManagedArgs(
-                domains=[self.domain], dns_authorizations=[authorization.id]
+                domains=[self.domain], dns_authorizations=authorizations or None
             ),
             opts=child,
         )
@@ -288,9 +324,9 @@ class Gateway(Exposure):
             certificates=[certificate.id],
             opts=child,
         )
-        self.dns_records = pulumi.Output.all(
-            address.address, authorization.dns_resource_records
-        ).apply(lambda v: _records(self.domain, v[0], v[1]))
+        self.dns_records = pulumi.Output.all(address.address, challenge).apply(
+            lambda v: _records(self.domain, v[0], v[1])
+        )
         return certificate_map
 
 
@@ -302,3 +338,49 @@ def _records(domain: str, address: str | None, challenge: Any) -> list[dict[str,
             {"name": str(get("name")), "type": str(get("type")), "data": str(get("data"))}
         )
     return records
+
+
+def openapi_config(domain: str, address: str) -> str:
+    """The Endpoints service's OpenAPI document: the name, and (x-google-endpoints) the address
+    its DNS record points at ("Configuring DNS on the cloud.goog domain",
+    cloud.google.com/endpoints/docs/openapi/cloud-goog-dns-configure: `x-google-endpoints: - name:
+    ... target: IP_ADDRESS`). The one path describes the API; no Endpoints proxy runs, so it
+    checks nothing: the gate does."""
+    return (
+        f'swagger: "2.0"\ninfo:\n  title: "{domain}"\n  version: "1.0.0"\nhost: "{domain}"\n'
+        f'x-google-endpoints:\n  - name: "{domain}"\n    target: "{address}"\n'
+        'schemes:\n  - "https"\npaths:\n  /v1/models:\n    get:\n      operationId: "models"\n'
+        '      responses:\n        200:\n          description: "the models served"\n'
+    )
+
+
+# What `pulumi destroy` does to the Endpoints service: leave it. A deleted managed service is
+# disabled for 30 days and "While the managed service is in the disabled state, Service Management
+# doesn't allow the creation of another managed service with the same name" (Cloud Endpoints,
+# "Restoring a managed service", cloud.google.com/endpoints/docs/openapi/restore-managed-service),
+# so a stack destroyed and brought up again within 30 days could not have its name back. Left in
+# place, the next `pulumi up` finds it and rolls out its config again: the provider's create
+# looks the service up and creates it only when the lookup fails, "if it does, it will be reused"
+# (hashicorp/terraform-provider-google@36e138ea google/services/servicemanagement/
+# resource_endpoints_service.go, resourceEndpointsServiceCreate). deletion_policy "ABANDON":
+# "remove the resource from Terraform management without updating or deleting the resource in
+# the API" (pulumi_gcp 9.x/10.x endpoints/service.py).
+ENDPOINTS_DELETION_POLICY = "ABANDON"
+
+
+def endpoints_service(
+    name: str,
+    domain: str,
+    site: Site,
+    child: pulumi.ResourceOptions,
+    address: gcp.compute.GlobalAddress,
+) -> gcp.endpoints.Service:
+    """The Cloud Endpoints service that names the Gateway's address: `domain` resolves to it."""
+    return gcp.endpoints.Service(
+        f"{name}-endpoints",
+        service_name=domain,
+        project=site.project,
+        openapi_config=address.address.apply(lambda a: openapi_config(domain, a)),
+        deletion_policy=ENDPOINTS_DELETION_POLICY,
+        opts=child,
+    )

@@ -214,6 +214,7 @@ class GpuService(pulumi.ComponentResource):
                 tls=expose.tls,
                 labels=labels,
                 domain=expose.domain,
+                endpoints=expose.endpoints,
                 site=self._site(settings.request_timeout_seconds) if expose.domain else None,
             ),
             opts=self._k8s,

@@ -50,6 +50,8 @@ class LoadBalancerServiceArgs:
     """Extra labels on the Service (the production marker the policy pack reads)."""
     domain: str | None = None
     """expose.domain: served through a Gateway on this name (components/expose/gateway.py)."""
+    endpoints: bool = False
+    """domain is a Cloud Endpoints name the stack makes (expose.domain: auto)."""
     site: Site | None = None
     """What a Gateway needs beside the Service (with domain)."""
 
@@ -124,7 +126,7 @@ class LoadBalancerService(pulumi.ComponentResource):
         self, name: str, args: LoadBalancerServiceArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         # An expose type the registry does not hold is refused before anything is registered.
-        exposure = slices.exposure_for(args.type, args.domain, args.name)
+        exposure = slices.exposure_for(args.type, args.domain, args.name, args.endpoints)
         self.exposure = exposure
         super().__init__("gke-gpu:index:LoadBalancerService", name, None, opts)
         spec = service_spec(args, exposure)

@@ -10,6 +10,17 @@ from components.config.problems import Problem
 from components.config.rules.exposure import api_key
 from components.config.schema import WorkloadSpec
 
+# expose.domain: auto names the endpoint under the project's free Cloud Endpoints domain:
+# "<name>.endpoints.<project>.cloud.goog" (Cloud Endpoints, "Configuring DNS on the cloud.goog
+# domain", cloud.google.com/endpoints/docs/openapi/cloud-goog-dns-configure), as
+# GoogleCloudPlatform/accelerated-platforms' gateways do (hostname_suffix
+# "endpoints.${project_id}.cloud.goog").
+AUTO_DOMAIN = "auto"
+
+
+def endpoints_name(workload: str, project: str) -> str:
+    return f"{workload}.endpoints.{project}.cloud.goog"
+
 
 def consumer_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     """expose.keys: each name once, and the generated key the gate hands the server behind it."""
@@ -62,6 +73,13 @@ def domain_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             f"{path}.sourceRanges",
             "a Gateway has no source ranges (that takes a Cloud Armor policy, not built yet): "
             "the gate's key is what keeps strangers out. Remove sourceRanges, or remove domain.",
+        )
+    if e.domain == AUTO_DOMAIN and ":" in ctx.project:
+        yield Problem(
+            f"{path}.domain",
+            f"auto names the endpoint <workload>.endpoints.<project>.cloud.goog, and project "
+            f"{ctx.project!r} is domain-scoped (its ':' cannot be in a DNS name). Set your own "
+            "domain instead of auto.",
         )
     if e.static_ip:
         yield Problem(

@@ -43,12 +43,32 @@ def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[st
     if platform.ca is not None:
         # `curl --cacert <(pulumi stack output caCertificate) $URL/v1/models ...`: public.
         outputs["caCertificate"] = platform.ca.cert_pem
-    keys = {name: s.api_key for name, s in by_name.items() if s.api_key is not None}
+    # A workload with expose.keys is called with its consumers' keys only (the gate refuses its
+    # own): apiKeys.<workload>.<consumer>, and no apiKey.
+    keys = {
+        name: s.api_key
+        for name, s in by_name.items()
+        if s.api_key is not None and not s.consumer_keys
+    }
+    records = {
+        s.workload.name: s.service.exposure.dns_records
+        for s in exposed
+        if s.service is not None and s.service.exposure.dns_records is not None
+    }
+    if records:
+        # expose.domain: the records to create at your DNS provider (the plan says when).
+        outputs["dnsRecords"] = records
     if keys:
         # `curl -H "Authorization: Bearer $(pulumi stack output apiKey --show-secrets)" ...`
         url_workload = balanced[0].workload.name if balanced else None
         outputs["apiKey"] = keys[url_workload if url_workload in keys else next(iter(keys))]
-        outputs["apiKeys"] = pulumi.Output.secret(keys)
+    every: dict[str, Any] = {
+        name: s.consumer_keys or keys[name]
+        for name, s in by_name.items()
+        if s.consumer_keys or name in keys
+    }
+    if every:
+        outputs["apiKeys"] = pulumi.Output.secret(every)
     return outputs
 
 
@@ -56,4 +76,4 @@ def _exposure(service: GpuService) -> Exposure:
     """How an exposed workload is reached (components/slices.py EXPOSURES)."""
     expose = service.workload.expose
     assert expose is not None
-    return slices.exposure_named(expose.type, service.workload.name)
+    return slices.exposure_of(expose, service.workload.name)

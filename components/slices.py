@@ -8,9 +8,10 @@ does not hold is refused here rather than handled as another.
 
 from __future__ import annotations
 
-from components.config import WorkloadConfig
+from components.config import Expose, WorkloadConfig
 from components.expose.base import Exposure
 from components.expose.cluster_ip import ClusterIP
+from components.expose.gateway import Gateway
 from components.expose.internal import Internal
 from components.expose.load_balancer import LoadBalancer
 from components.expose.node_port import NodePort
@@ -52,3 +53,18 @@ def exposure_named(type_: str, workload: str) -> Exposure:
             "under components/expose/ to add one)"
         )
     return exposure
+
+
+def exposure_of(e: Expose, workload: str) -> Exposure:
+    """How workload `workload` is reached (exposure_for its expose.type and domain)."""
+    return exposure_for(e.type, e.domain, workload, e.endpoints)
+
+
+def exposure_for(
+    type_: str, domain: str | None, workload: str, endpoints: bool = False
+) -> Exposure:
+    """Through a Gateway on expose.domain (issue 35; `endpoints`: a Cloud Endpoints name the
+    stack makes), else by expose.type (exposure_named)."""
+    if domain is not None:
+        return Gateway(domain, endpoints)
+    return exposure_named(type_, workload)

@@ -40,6 +40,18 @@ SDK_CLASSES = {
         "pulumi_gcp.artifactregistry.RepositoryIamMember"
     ),
     "gcp:compute/address:Address": "pulumi_gcp.compute.Address",
+    "gcp:compute/globalAddress:GlobalAddress": "pulumi_gcp.compute.GlobalAddress",
+    "gcp:endpoints/service:Service": "pulumi_gcp.endpoints.Service",
+    "gcp:certificatemanager/dnsAuthorization:DnsAuthorization": (
+        "pulumi_gcp.certificatemanager.DnsAuthorization"
+    ),
+    "gcp:certificatemanager/certificate:Certificate": "pulumi_gcp.certificatemanager.Certificate",
+    "gcp:certificatemanager/certificateMap:CertificateMap": (
+        "pulumi_gcp.certificatemanager.CertificateMap"
+    ),
+    "gcp:certificatemanager/certificateMapEntry:CertificateMapEntry": (
+        "pulumi_gcp.certificatemanager.CertificateMapEntry"
+    ),
     "gcp:compute/router:Router": "pulumi_gcp.compute.Router",
     "gcp:compute/routerNat:RouterNat": "pulumi_gcp.compute.RouterNat",
     "gcp:container/cluster:Cluster": "pulumi_gcp.container.Cluster",
@@ -78,6 +90,15 @@ SDK_CLASSES = {
             "LocalQueue",
             "ProvisioningRequestConfig",
             "ResourceFlavor",
+        )
+    },
+    **{
+        f"kubernetes:{kind}": "pulumi_kubernetes.apiextensions.CustomResource"
+        for kind in (
+            "gateway.networking.k8s.io/v1:Gateway",
+            "gateway.networking.k8s.io/v1:HTTPRoute",
+            "networking.gke.io/v1:GCPBackendPolicy",
+            "networking.gke.io/v1:HealthCheckPolicy",
         )
     },
     "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration": (

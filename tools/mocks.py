@@ -153,6 +153,29 @@ def _address(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any]]
     return address_id, {**inputs, "address": address}
 
 
+# A documentation address (RFC 5737) for a Gateway's reserved global address (expose.domain).
+GLOBAL_IP = "203.0.113.30"
+
+
+def _global_address(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any]]:
+    address_id = f"projects/{project}/global/addresses/{inputs.get('name')}"
+    return address_id, {**inputs, "address": GLOBAL_IP}
+
+
+def _dns_authorization(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any]]:
+    """The CNAME Certificate Manager asks for, in the shape its docs show (name
+    `_acme-challenge.<domain>.`, data `<id>.<n>.authorize.certificatemanager.goog.`; the values
+    are made up here)."""
+    domain = inputs.get("domain")
+    record = {
+        "name": f"_acme-challenge.{domain}.",
+        "type": "CNAME",
+        "data": f"{_short_hash(str(domain))}.1.authorize.certificatemanager.goog.",
+    }
+    auth_id = f"projects/{project}/locations/global/dnsAuthorizations/{inputs.get('name')}"
+    return auth_id, {**inputs, "dnsResourceRecords": [record]}
+
+
 def _node_pool(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any]]:
     pool_id = f"{inputs.get('location')}/{inputs.get('cluster')}/{inputs.get('name')}"
     return pool_id, {**inputs, "instanceGroupUrls": []}
@@ -175,6 +198,8 @@ _GCP_OUTPUTS = {
     "gcp:serviceaccount/account:Account": _account,
     "gcp:container/cluster:Cluster": _cluster,
     "gcp:compute/address:Address": _address,
+    "gcp:compute/globalAddress:GlobalAddress": _global_address,
+    "gcp:certificatemanager/dnsAuthorization:DnsAuthorization": _dns_authorization,
     "gcp:container/nodePool:NodePool": _node_pool,
 }
 
@@ -203,6 +228,8 @@ COMPUTED_KEYS = {
         "controlPlaneEndpointsConfig",
     ],
     "gcp:compute/address:Address": ["address"],
+    "gcp:compute/globalAddress:GlobalAddress": ["address"],
+    "gcp:certificatemanager/dnsAuthorization:DnsAuthorization": ["dnsResourceRecords"],
     "gcp:monitoring/notificationChannel:NotificationChannel": ["name"],
     "gcp:monitoring/alertPolicy:AlertPolicy": ["name"],
     "kubernetes:core/v1:Service": ["status"],

@@ -166,6 +166,38 @@ RESOURCES: dict[str, Row] = {
             else EXTERNAL_ADDRESS_PERMISSIONS
         ),
     ),
+    # expose.domain (components/expose/gateway.py): the Gateway's global address and its
+    # Google-managed certificate. Predefined roles, which hold these permissions in
+    # iann0036/iam-dataset gcp/roles/compute.publicIpAdmin.json (commit 1818bc70) and
+    # gcp/roles/certificatemanager.editor.json (commit 21abae45).
+    "gcp:compute/globalAddress:GlobalAddress": Row(
+        ("compute.globalAddresses.create", "compute.globalAddresses.get"),
+        "roles/compute.publicIpAdmin",
+        _project,
+        "the Gateway's global address",
+    ),
+    **{
+        f"gcp:certificatemanager/{token}": Row(
+            (f"certificatemanager.{permission}.create",),
+            "roles/certificatemanager.editor",
+            _project,
+            "the Gateway's managed certificate",
+        )
+        for token, permission in (
+            ("dnsAuthorization:DnsAuthorization", "dnsauthorizations"),
+            ("certificate:Certificate", "certs"),
+            ("certificateMap:CertificateMap", "certmaps"),
+            ("certificateMapEntry:CertificateMapEntry", "certmapentries"),
+        )
+    },
+    # expose.domain: auto, the Cloud Endpoints name (iann0036/iam-dataset
+    # gcp/roles/servicemanagement.admin.json, commit 1818bc70, holds both permissions).
+    "gcp:endpoints/service:Service": Row(
+        ("servicemanagement.services.create", "servicemanagement.services.update"),
+        "roles/servicemanagement.admin",
+        _project,
+        "the Cloud Endpoints name of an expose.domain: auto",
+    ),
     "gcp:monitoring/dashboard:Dashboard": Row(
         ("monitoring.dashboards.create",), DASHBOARD_EDITOR, _project, "the dashboard"
     ),

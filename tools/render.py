@@ -242,9 +242,12 @@ def crd_schema_path(obj: dict[str, Any]) -> Path | None:
     Kubernetes' OpenAPI schema: each is checked against the CRD's own OpenAPI v3 schema, vendored
     as tools/crds/<group>_<version>_<kind>.json with its source inside."""
     group, _, api_version = str(obj.get("apiVersion", "")).rpartition("/")
-    if "." not in group or group.endswith(".k8s.io"):
-        return None  # a built-in API group: Kubernetes' own schema has it
-    return CRD_SCHEMAS / f"{group}_{api_version}_{obj.get('kind')}.json"
+    path = CRD_SCHEMAS / f"{group}_{api_version}_{obj.get('kind')}.json"
+    if "." not in group or (group.endswith(".k8s.io") and not path.exists()):
+        # A built-in API group: Kubernetes' own schema has it. The Gateway API's group
+        # (gateway.networking.k8s.io) ends the same way but is CRDs: its files are here.
+        return None
+    return path
 
 
 def _crd_problems(name: str, obj: dict[str, Any], path: Path) -> list[str]:

@@ -32,7 +32,7 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         key = f"API key (stack output apiKeys.{w.name}, secret)" if w.api_key else "no API key"
         return [f"            not exposed: no Service, default-deny ingress ({enforced}); {key}"]
     scheme = "HTTPS" if e.tls else "plain HTTP (expose.tls: false: keys and prompts in clear)"
-    where = slices.exposure_named(e.type, w.name).where_words(e, config.namespace)
+    where = slices.exposure_of(e, w.name).where_words(e, config.namespace)
     lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
     metrics = (
         f", Managed Prometheus' collector pods (gmp-system) to port {w.port}, which serves the "
@@ -57,7 +57,7 @@ def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
         if gate.gate_requires_key(w)
         else ""
     )
-    client = slices.exposure_named(e.type, w.name).client_words
+    client = slices.exposure_of(e, w.name).client_words
     body = (
         f" ({haproxy_routing.BODY_WAIT_SECONDS} s before its TLS handshake ends, and "
         f"{haproxy_routing.BODY_WAIT_SECONDS} s for a body's first "
@@ -110,6 +110,13 @@ def _gate_key(w: WorkloadConfig) -> str:
             else "NO KEY (apiKey: false): anyone who reaches the endpoint may call the allowed "
             "paths"
         )
+    if w.expose is not None and w.expose.keys:
+        return (
+            "a consumer's key on every request (Authorization: Bearer, constant-time), else 401: "
+            + ", ".join(f"{c} (stack output apiKeys.{w.name}.{c})" for c in w.expose.keys)
+            + "; each request's log line names its consumer, never the key; the server gets the "
+            "workload's own key from the gate; removing a name revokes that key alone"
+        )
     where = f"stack output apiKeys.{w.name}" if w.api_key else "the workload's VLLM_API_KEY secret"
     server = (
         ""
@@ -136,7 +143,13 @@ def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
         _gate_limits_line(w, e),
         _drain_line(config, w),
     ]
-    if e.tls:
+    exposure = slices.exposure_of(e, w.name)
+    if e.tls and exposure.own_certificate:
+        lines.append(
+            "            certificate (load balancer to gate only, not verified by it): issued by "
+            f"the stack's CA for {w.name}.{config.namespace}.svc.cluster.local"
+        )
+    elif e.tls:
         ips, names = split_hosts(e.hosts)
         address = ["the reserved address"] if e.static_ip else []
         valid_for = [*address, *ips, *names, f"{w.name}.{config.namespace}.svc.cluster.local"]
@@ -144,13 +157,13 @@ def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
             "            certificate: issued by the stack's CA (stack output caCertificate) for "
             + ", ".join(valid_for)
         )
-        named = slices.exposure_named(e.type, w.name).named_by_cluster_dns
+        named = exposure.named_by_cluster_dns
         if not named and not e.static_ip and not e.hosts:
             lines.append(
                 "            ! the certificate names no address clients use: set expose.hosts "
                 "to the node or load balancer address, or clients fail to verify it"
             )
-    return lines
+    return [*lines, *exposure.plan_lines(e)]
 
 
 def routing_line(w: WorkloadConfig) -> str:

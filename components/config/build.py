@@ -50,6 +50,7 @@ from components.config.rules import (
     vllm,
 )
 from components.config.rules import cluster as cluster_rules
+from components.config.rules.endpoints import AUTO_DOMAIN, endpoints_name
 from components.config.schema import ClusterSpec, NodePoolSpec, WorkloadSpec
 from components.facts import allocatable, catalog
 from components.facts.allocatable import Resources
@@ -238,11 +239,14 @@ def _probe(w: WorkloadSpec) -> Probe | None:
 def _expose(w: WorkloadSpec, ctx: Context) -> Expose | None:
     if w.expose is None:
         return None
+    auto = w.expose.domain == AUTO_DOMAIN
     return from_spec(
         Expose,
         w.expose,
         static_ip=exposure.reserves_address(w, ctx.mode),
         paths=tuple(w.expose.paths) if w.expose.paths is not None else exposure.default_paths(w),
+        domain=endpoints_name(w.name, ctx.project) if auto else w.expose.domain,
+        endpoints=auto,
     )
 
 

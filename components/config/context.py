@@ -25,6 +25,8 @@ class Context:
     mode: Mode | None = None
     """cluster.mode, even when `cluster` itself has problems (None: not a mode)."""
     region: str = ""
+    project: str = ""
+    """gcp:project (an expose.domain of `auto` is named under it)."""
     location: str = ""
     """cluster.location, else the region."""
     cluster: ClusterSpec | None = None

@@ -71,7 +71,20 @@ ADAPTER_PATH = r"[A-Za-z0-9._~+@:/-]{1,1024}"
 # An RFC 3339 time in UTC, to the second (`2026-01-03T01:00:00Z`): what GKE answers for maintenance
 # times (schema/cluster.py UtcTime says why no other offset).
 UTC_TIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
+
+# A consumer of an endpoint (expose.keys, issue 35): it names a key's resource, its stack output
+# key, the gate's environment variable (upper-cased, '-' as '_': one-to-one since '_' is not
+# allowed) and the gate's log line (a capture of at most 32 characters).
+CONSUMER = r"[a-z](?:[-a-z0-9]{0,30}[a-z0-9])?"
+# A DNS name of two or more labels, lowercase (expose.domain; a certificate's name).
+DOMAIN_NAME = r"(?:[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
+# expose.domain: your name, or `auto` for a Cloud Endpoints name the stack makes.
+DOMAIN = rf"auto|{DOMAIN_NAME}"
 HINTS: dict[str, str] = {
+    CONSUMER: "is not a consumer name: use 1-32 lowercase letters, digits and hyphens, starting "
+    "with a letter and ending with a letter or digit (e.g. 'web-app').",
+    DOMAIN: "is not a domain: use a lowercase DNS name of two or more labels (e.g. "
+    "'llm.acme.example'), or 'auto' for a name under endpoints.<project>.cloud.goog.",
     CUDA_VERSION: "is not a CUDA version: use MAJOR.MINOR as a quoted string (e.g. '13.0'; a "
     "bare 13.0 is a YAML number).",
     UTC_TIME: "is not a UTC time: use RFC 3339 in UTC to the second, ending in Z (e.g. "

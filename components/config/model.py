@@ -149,6 +149,13 @@ class Expose:
     (components/service/haproxy.py)."""
     websockets: bool = False
     """The gate lets WebSocket upgrades through (to the allowed paths, with the key)."""
+    domain: str | None = None
+    """Served through a GKE Gateway on this name (issue 35); `auto` is resolved to the Cloud
+    Endpoints name (rules/endpoints.py endpoints_name)."""
+    endpoints: bool = False
+    """domain is a Cloud Endpoints name the stack makes (expose.domain: auto)."""
+    keys: tuple[str, ...] = ()
+    """Consumers, each with a key of its own the gate accepts (issue 35); empty: one key."""
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,7 @@ def resolve(
     node_pools: Sequence[Mapping[str, Any]],
     *,
     region: str,
+    project: str = "",
     secret_env: Sequence[str] = (),
     secret_args: bool = False,
 ) -> Resolved:
@@ -106,6 +107,7 @@ def resolve(
         else frozenset(f"{STACK_PATH}.env.{key}" for key in secret_env),
         mode=keys.mode(raw_cluster),
         region=region,
+        project=project,
     )
     problems = Problems()
     spec = parse(ClusterSpec, raw_cluster, "cluster", problems, ctx)

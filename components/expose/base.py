@@ -14,6 +14,7 @@ module only (tests/test_layout.py).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pulumi
@@ -33,6 +34,21 @@ def url_for(address: str | None, port: int, tls: bool = True) -> str | None:
     scheme = "https" if tls else "http"
     host = f"[{address}]" if ":" in address else address
     return f"{scheme}://{host}" if port == DEFAULT_PORTS[scheme] else f"{scheme}://{host}:{port}"
+
+
+@dataclass(frozen=True)
+class Site:
+    """What an exposure that registers resources of its own (a Gateway) needs to know of the stack
+    and the gate behind it."""
+
+    project: str
+    gce_name: str
+    """A Compute Engine name for the workload's cloud resources (<cluster>-<workload>)."""
+    backend_timeout_seconds: int
+    """The longest the gate may stay silent on a request (a held wake included)."""
+    health_port: int
+    health_path: str
+    protect: bool = False
 
 
 class Exposure(ABC):
@@ -57,6 +73,10 @@ class Exposure(ABC):
     """Clients reach it by its cluster DNS name, which the certificate always names."""
     client_words: ClassVar[str] = "the address the connection came from"
     """The plan's words for the client address the gate sees."""
+    own_certificate: ClassVar[bool] = False
+    """Clients see a certificate of its own (a Gateway's Google-managed one), not the gate's."""
+    dns_records: pulumi.Output[list[dict[str, str]]] | None = None
+    """The DNS records its name needs (a Gateway's, once registered); None: no name."""
 
     @property
     def reserves_address(self) -> bool:
@@ -80,6 +100,35 @@ class Exposure(ABC):
     def timeouts(self) -> pulumi.CustomTimeouts | None:
         """The Service's create timeout (None: the provider's)."""
         return None
+
+    def port_extras(self, tls: bool) -> dict[str, Any]:
+        """What the Service's port adds to its name, port, targetPort and protocol."""
+        del tls
+        return {}
+
+    def extra_ingress(self, site: Site | None) -> list[dict[str, Any]]:
+        """NetworkPolicy rules beyond the serving port's (a load balancer's health checks)."""
+        del site
+        return []
+
+    def register(
+        self,
+        name: str,
+        parent: pulumi.Resource,
+        namespace: pulumi.Input[str],
+        service: str,
+        port: int,
+        site: Site | None,
+    ) -> None:
+        """The resources it registers beside the Service (none but for a Gateway), children of
+        `parent` (the LoadBalancerService component), named `name`-<what>."""
+        del name, parent, namespace, service, port, site
+
+    def plan_lines(self, e: Expose) -> list[str]:
+        """The offline plan's lines about its endpoint beyond where_words (a name, its
+        certificate and DNS records); none by default."""
+        del e
+        return []
 
     @abstractmethod
     def where_words(self, e: Expose, namespace: str) -> str:

@@ -1,6 +1,6 @@
 """ApiKey: a generated key that protects a served model endpoint (vLLM's --api-key)."""
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_random as random
@@ -17,6 +17,8 @@ class ApiKeyArgs(TypedDict):
 
     workload: str
     """The workload the key protects (its name keys the generated value)."""
+    consumer: NotRequired[str]
+    """expose.keys: the consumer this key is for (it keys the value too); absent: the workload's."""
 
 
 class ApiKey(pulumi.ComponentResource):
@@ -35,11 +37,15 @@ class ApiKey(pulumi.ComponentResource):
         self, name: str, args: ApiKeyArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gke-gpu:index:ApiKey", name, None, opts)
+        consumer = args.get("consumer")
         password = random.RandomPassword(
             f"{name}-password",
             length=KEY_LENGTH,
             special=False,
-            keepers={"workload": args["workload"]},
+            keepers={
+                "workload": args["workload"],
+                **({"consumer": consumer} if consumer else {}),
+            },
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.value = pulumi.Output.secret(password.result)

@@ -54,6 +54,7 @@ def gate_settings(w: WorkloadConfig, namespace: str) -> haproxy.GateSettings:
         tls=w.expose.tls,
         api_key=gate_requires_key(w),
         websockets=w.expose.websockets,
+        consumers=w.expose.keys,
     )
     if w.routing == "cache-aware":
         probe = w.probe
@@ -122,6 +123,9 @@ class ApiGateArgs:
     via_interceptor: bool = False
     """A sleeping model: the gate forwards to KEDA's interceptor, which holds requests while a
     replica starts (settings.upstream_host names the model to it)."""
+    consumer_keys: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    """expose.keys: each consumer's key (secret), which the gate accepts instead of the
+    workload's own; kept in a Secret of their own (consumer_keys_secret_name)."""
     scraped: bool = False
     """Managed Service for Prometheus reads the gate's own metrics (GKE with monitoring on): a
     PodMonitoring of its pods, and their exporter port opened to the collector pods only."""
@@ -141,13 +145,19 @@ def model_ingress(workload: str, port: int, via_interceptor: bool = False) -> li
     return [{"from": [peer], "ports": [{"protocol": "TCP", "port": port}]}]
 
 
+def consumer_keys_secret_name(workload: str) -> str:
+    """The Secret holding each consumer's key (expose.keys), one data key per consumer name."""
+    return f"{workload}-gate-keys"
+
+
 def gate_container(args: ApiGateArgs, namespace: str) -> dict[str, Any]:
     key = (
         {"secretKeyRef": {"name": args.key_secret, "key": args.key_name}}
         if args.settings.api_key
         else None
     )
-    return gate_pod.container(args.settings, upstream(args, namespace), key)
+    consumers = consumer_keys_secret_name(args.workload) if args.settings.consumers else None
+    return gate_pod.container(args.settings, upstream(args, namespace), key, consumers)
 
 
 def gate_pod_spec(args: ApiGateArgs, namespace: str, tls_secret: str | None) -> dict[str, Any]:
@@ -206,7 +216,8 @@ class ApiGate(pulumi.ComponentResource):
             spec=manifest(egress.egress_policy_spec(self.selector, forward)),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        self._deployment(name, args, meta, config_text, tls_secret, after=[config, model])
+        after: list[pulumi.Resource] = [config, model, *self._consumer_keys(name, args, meta)]
+        self._deployment(name, args, meta, config_text, tls_secret, after=after)
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb",
             metadata=manifest(meta),
@@ -233,6 +244,28 @@ class ApiGate(pulumi.ComponentResource):
             spec=manifest(gate_metrics.ingress_spec(self.selector)),
             opts=pulumi.ResourceOptions(parent=self),
         )
+
+    def _consumer_keys(
+        self, name: str, args: ApiGateArgs, meta: dict[str, Any]
+    ) -> list[pulumi.Resource]:
+        """expose.keys: each consumer's key in a Secret the gate reads its environment from, not in
+        the ConfigMap. Removing a consumer removes its data key (an update of this Secret) and its
+        line of haproxy.cfg, which rolls the gates: its key is refused from then on."""
+        if not args.settings.consumers:
+            return []
+        missing = set(args.settings.consumers) - args.consumer_keys.keys()
+        if missing:
+            raise ValueError(f"ApiGateArgs.consumer_keys lacks the keys of {sorted(missing)}")
+        secret = k8s.core.v1.Secret(
+            f"{name}-consumer-keys",
+            metadata=manifest({**meta, "name": consumer_keys_secret_name(args.workload)}),
+            type="Opaque",
+            string_data={
+                c: pulumi.Output.secret(args.consumer_keys[c]) for c in args.settings.consumers
+            },
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return [secret]
 
     def _tls_secret(
         self, name: str, args: ApiGateArgs, meta: dict[str, Any]

@@ -9,7 +9,7 @@ from typing import Any
 
 from components.config import defaults
 from components.facts.labels import HOSTNAME_LABEL
-from components.service import gate_metrics, haproxy
+from components.service import gate_metrics, haproxy, haproxy_keys
 from components.service.pod import container_security_context
 
 # The official HAProxy image (docker-library/haproxy), on the release line tests/test_gate.py runs
@@ -76,10 +76,14 @@ def termination_grace_seconds(settings: haproxy.GateSettings) -> int:
 
 
 def container(
-    settings: haproxy.GateSettings, upstream: str, key: dict[str, Any] | None
+    settings: haproxy.GateSettings,
+    upstream: str,
+    key: dict[str, Any] | None,
+    consumer_keys: str | None = None,
 ) -> dict[str, Any]:
     """HAProxy with the environment its haproxy.cfg expands: where to forward, the certificate,
-    and (`key`, a valueFrom) the API key from the workload's Secret."""
+    (`key`, a valueFrom) the API key from the workload's Secret, and each consumer's key from the
+    Secret `consumer_keys` (expose.keys)."""
     env: list[dict[str, Any]] = [{"name": haproxy.UPSTREAM_ENV, "value": upstream}]
     mounts = [{"name": "config", "mountPath": CONFIG_PATH, "readOnly": True}]
     if settings.tls:
@@ -87,6 +91,13 @@ def container(
         mounts.append({"name": "tls", "mountPath": CERT_DIR, "readOnly": True})
     if key is not None:
         env.append({"name": haproxy.KEY_ENV, "valueFrom": key})
+    env += [
+        {
+            "name": haproxy_keys.key_env(c),
+            "valueFrom": {"secretKeyRef": {"name": consumer_keys, "key": c}},
+        }
+        for c in (settings.consumers if consumer_keys else ())
+    ]
     probe = {"httpGet": {"path": haproxy.HEALTH_PATH, "port": haproxy.HEALTH_PORT}}
     return {
         "name": "haproxy",

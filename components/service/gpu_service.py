@@ -20,6 +20,7 @@ from components.config.rules.exposure import API_KEY_ENV
 from components.config.rules.network import DEFAULT_NETWORK
 from components.config.schema import ClusterSpec
 from components.config.sleep import sleeps
+from components.expose.base import Site
 from components.facts.labels import PRODUCTION_LABEL
 from components.platform.certificate import (
     ServerCertificate,
@@ -27,6 +28,7 @@ from components.platform.certificate import (
     cluster_dns_names,
     split_hosts,
 )
+from components.service import haproxy
 from components.service.apikey import ApiKey, ApiKeyArgs
 from components.service.autoscaler import Autoscaler, AutoscalerArgs
 from components.service.compute_class import GpuComputeClass, GpuComputeClassArgs
@@ -116,6 +118,8 @@ class GpuServiceArgs(TypedDict):
 class GpuService(pulumi.ComponentResource):
     api_key: pulumi.Output[str] | None
     """The generated key the gate (and vLLM) require (secret); None without `apiKey`."""
+    consumer_keys: dict[str, pulumi.Output[str]]
+    """expose.keys: each consumer's generated key (secret), by consumer name; empty without."""
     url: pulumi.Output[str | None] | None
     """Where the workload answers; None for a workload that is not exposed."""
 
@@ -144,6 +148,7 @@ class GpuService(pulumi.ComponentResource):
             if w.api_key
             else None
         )
+        self.consumer_keys = self._consumer_keys()
         # A sleeping model's workload waits for its scaler, so `pulumi destroy` deletes the
         # Deployment before the HTTPScaledObject. The other way round, the add-on's ScaledObject
         # (restoreToOriginalReplicaCount: true, kedacore/http-add-on@4ea8a863 pkg/k8s/
@@ -198,6 +203,18 @@ class GpuService(pulumi.ComponentResource):
             ),
             opts=self._k8s,
         )
+
+    def _consumer_keys(self) -> dict[str, pulumi.Output[str]]:
+        """A key per consumer (expose.keys), each a resource named after its consumer, so adding
+        or removing one leaves every other key as it is ("/" is in no workload or consumer name)."""
+        w = self.workload
+        consumers = w.expose.keys if w.expose is not None and self.api_key is not None else ()
+        return {
+            c: ApiKey(
+                f"apikey-{w.name}/{c}", ApiKeyArgs(workload=w.name, consumer=c), opts=self._root()
+            ).value
+            for c in consumers
+        }
 
     def _root(self) -> pulumi.ResourceOptions:
         """A child that is not a Kubernetes object (default providers)."""
@@ -278,6 +295,9 @@ class GpuService(pulumi.ComponentResource):
                 static_address=self._static_address(),
                 tls=expose.tls,
                 labels=labels,
+                domain=expose.domain,
+                endpoints=expose.endpoints,
+                site=self._site(settings.request_timeout_seconds) if expose.domain else None,
             ),
             opts=self._k8s,
         )
@@ -291,6 +311,7 @@ class GpuService(pulumi.ComponentResource):
                 model_port=workload.port,
                 settings=settings,
                 key_secret=workload.secret_name,
+                consumer_keys=dict(self.consumer_keys),
                 pem=certificate.pem if certificate else None,
                 cert_pem=certificate.cert_pem if certificate else None,
                 labels=labels,
@@ -300,6 +321,20 @@ class GpuService(pulumi.ComponentResource):
             opts=self._k8s,
         )
         return service
+
+    def _site(self, timeout_seconds: int) -> Site:
+        """What a Gateway on expose.domain needs: the project, its cloud resources' name, the
+        gate's longest wait and health check (components/expose/gateway.py)."""
+        cluster = self._cluster
+        assert cluster.name is not None  # _problems
+        return Site(
+            project=self._args.get("project", ""),
+            gce_name=static_address_name(cluster.name, self.workload.name),
+            backend_timeout_seconds=timeout_seconds,
+            health_port=haproxy.HEALTH_PORT,
+            health_path=haproxy.HEALTH_PATH,
+            protect=cluster.deletion_protection,
+        )
 
     def _static_address(self) -> StaticAddress | None:
         w, cluster = self.workload, self._cluster
@@ -358,6 +393,7 @@ def _resolved(args: GpuServiceArgs, where: str) -> Resolved:
             args.get("cluster", {}),
             args.get("node_pools", []),
             region=args.get("region", ""),
+            project=args.get("project", ""),
             secret_env=args.get("env_secrets", ()),
             secret_args=args.get("secret_args", False),
         )

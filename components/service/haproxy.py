@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from components.config import defaults, formats
+from components.service import haproxy_keys as keys
 from components.service import haproxy_limits as limits
 from components.service import haproxy_routing as routing
 from components.service.haproxy_syntax import error_body, quoted
@@ -78,6 +79,9 @@ class GateSettings:
     """Let a WebSocket upgrade through (expose.websockets: a notebook's kernels), after the key and
     the allowlist, as a tunnel that may stay quiet for limits.TUNNEL_SECONDS; any other upgrade
     (h2c) is still refused."""
+    consumers: tuple[str, ...] = ()
+    """expose.keys: the gate accepts each consumer's key instead of the workload's own, logs the
+    consumer's name and sends the server the workload's key (haproxy_keys.py); needs api_key."""
 
     @property
     def port(self) -> int:
@@ -170,6 +174,7 @@ def _global_section(settings: GateSettings) -> list[str]:
     if settings.api_key:
         # The key as the header carries it, read at run time with env(): never in this file.
         lines.append(f'    setenv GATE_BEARER "Bearer ${{{KEY_ENV}}}"')
+        lines += keys.global_lines(settings.consumers)
     return lines
 
 
@@ -224,7 +229,7 @@ def _api_frontend(settings: GateSettings) -> list[str]:
         # Two Authorization headers: which one the server would read is up to it. Refuse.
         "    http-request deny deny_status 400 if { req.hdr_cnt(authorization) gt 1 }",
         *_upgrade_rules(settings.websockets),
-        *(_key_check() if settings.api_key else []),
+        *(_key_check(settings.consumers) if settings.api_key else []),
         f"    acl allowed_path path -m reg {quoted(path_regex(settings.paths))}",
         "    http-request return status 404 content-type application/json "
         f"string {quoted(NOT_ALLOWED)} if !allowed_path",
@@ -249,9 +254,12 @@ def _upgrade_rules(websockets: bool) -> list[str]:
     ]
 
 
-def _key_check() -> list[str]:
+def _key_check(consumers: Sequence[str]) -> list[str]:
     """The key, compared in constant time with the whole header "Bearer <key>"; a refusal counts
-    against the client's address (limits.failed_key_limit)."""
+    against the client's address (limits.failed_key_limit). With consumers, any of their keys
+    instead (haproxy_keys.py)."""
+    if consumers:
+        return keys.key_check(consumers, "GATE_BEARER")
     return [
         "    http-request set-var(txn.bearer) env(GATE_BEARER)",
         "    acl key_ok req.fhdr(authorization),secure_memcmp(txn.bearer)",

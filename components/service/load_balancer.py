@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 
 from components import slices
 from components.config.schema import ExposeType
-from components.expose.base import Exposure
+from components.expose.base import Exposure, Site
 from components.facts.labels import MANAGED_BY_LABEL
 from components.manifest import manifest
 
@@ -48,6 +48,12 @@ class LoadBalancerServiceArgs:
     """Reserve a regional address (LoadBalancer: EXTERNAL, Internal: INTERNAL) for the Service."""
     labels: dict[str, str] = field(default_factory=dict)
     """Extra labels on the Service (the production marker the policy pack reads)."""
+    domain: str | None = None
+    """expose.domain: served through a Gateway on this name (components/expose/gateway.py)."""
+    endpoints: bool = False
+    """domain is a Cloud Endpoints name the stack makes (expose.domain: auto)."""
+    site: Site | None = None
+    """What a Gateway needs beside the Service (with domain)."""
 
 
 def static_address_name(cluster: str, workload: str) -> str:
@@ -60,7 +66,9 @@ def static_address_name(cluster: str, workload: str) -> str:
     return f"{name[:54].rstrip('-')}-{digest}"
 
 
-def network_policy_ingress(exposure: Exposure, target_port: int) -> list[dict[str, Any]]:
+def network_policy_ingress(
+    exposure: Exposure, target_port: int, site: Site | None = None
+) -> list[dict[str, Any]]:
     """The one ingress rule of an exposed workload: its serving port, from where it is served
     (the exposure's `ingress_from`: any source unless it says otherwise).
 
@@ -75,7 +83,7 @@ def network_policy_ingress(exposure: Exposure, target_port: int) -> list[dict[st
     sources = exposure.ingress_from()
     if sources is not None:
         rule["from"] = sources
-    return [rule]
+    return [rule, *exposure.extra_ingress(site)]
 
 
 def service_spec(args: LoadBalancerServiceArgs, exposure: Exposure) -> dict[str, Any]:
@@ -91,6 +99,7 @@ def service_spec(args: LoadBalancerServiceArgs, exposure: Exposure) -> dict[str,
                 "port": args.port,
                 "targetPort": args.target_port,
                 "protocol": "TCP",
+                **exposure.port_extras(args.tls),
             }
         ],
         **exposure.spec_extras(args.source_ranges),
@@ -110,12 +119,15 @@ class LoadBalancerService(pulumi.ComponentResource):
     NodePort description."""
     node_port: pulumi.Output[int | None]
     """The port every node serves the Service on (NodePort and LoadBalancer types)."""
+    exposure: Exposure
+    """How it is reached (its DNS records, for a Gateway)."""
 
     def __init__(
         self, name: str, args: LoadBalancerServiceArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         # An expose type the registry does not hold is refused before anything is registered.
-        exposure = slices.exposure_named(args.type, args.name)
+        exposure = slices.exposure_for(args.type, args.domain, args.name, args.endpoints)
+        self.exposure = exposure
         super().__init__("gke-gpu:index:LoadBalancerService", name, None, opts)
         spec = service_spec(args, exposure)
         self.reserved_address = pulumi.Output.from_input(None)
@@ -144,11 +156,12 @@ class LoadBalancerService(pulumi.ComponentResource):
                 {
                     "podSelector": {"matchLabels": args.selector},
                     "policyTypes": ["Ingress"],
-                    "ingress": network_policy_ingress(exposure, args.target_port),
+                    "ingress": network_policy_ingress(exposure, args.target_port, args.site),
                 }
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
+        exposure.register(name, self, args.namespace, args.name, args.port, args.site)
         self._addresses(args, exposure, service)
         self.register_outputs(
             {

@@ -234,9 +234,9 @@ class WorkloadAdapters(TypedDict):
 
 class WorkloadAutoscale(TypedDict):
     """Replicas that follow the load: an HPA on a server metric scraped by Managed Service for
-        Prometheus, or, with `minReplicas: 0`, KEDA's HTTP add-on, which scales to zero when
-    idle and
-        holds the first request while a replica starts (coldstart.py, [Scaling](scaling.md)).
+    Prometheus, or, with `minReplicas: 0`, KEDA's HTTP add-on, which scales to zero when idle
+    and
+    holds the first request while a replica starts (coldstart.py, [Scaling](scaling.md)).
     """
 
     min_replicas: NotRequired[int]
@@ -334,7 +334,7 @@ class WorkloadOutput(TypedDict):
 
 class WorkloadQueue(TypedDict):
     """The Job waits in a Kueue queue until GKE grants every node it needs at once (flex-start
-        with queued provisioning), then holds them at most `maxRunDuration`.
+    with queued provisioning), then holds them at most `maxRunDuration`.
     """
 
     max_run_duration: str
@@ -403,6 +403,14 @@ class WorkloadExpose(TypedDict):
     websockets: NotRequired[bool]
     """Let WebSocket connections through the gate (a notebook's kernels, a web UI's live
     updates).
+    """
+
+    domain: NotRequired[str | None]
+    """Serve the endpoint on this name through a GKE Gateway with a Google-managed certificate."""
+
+    keys: NotRequired[list[str]]
+    """A key per consumer: each name gets its own generated key (secret output
+    `apiKeys.<workload>.<consumer>`), which the gate accepts and logs by name.
     """
 
 

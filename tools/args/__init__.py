@@ -12,6 +12,7 @@ when the committed file differs.
 
 import json
 import re
+import inspect
 import textwrap
 import types
 import typing
@@ -74,7 +75,8 @@ def _doc(text: str | None, indent: str) -> list[str]:
     rest: docs/configuration.md)."""
     if not text:
         return []
-    paragraphs = text.strip().split("\n\n")
+    # A class's __doc__ keeps its continuation lines' indentation; a field's description does not.
+    paragraphs = inspect.cleandoc(text).split("\n\n")
     kept = [paragraphs[0], *(p for p in paragraphs[1:] if p.startswith("Default:"))]
     body = "\n\n".join(kept).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     width = LINE_LENGTH - len(indent) - 6  # the quotes on the first and last line

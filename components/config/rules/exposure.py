@@ -244,7 +244,7 @@ def reserves_address(w: WorkloadSpec, mode: Mode | None) -> bool:
     """A load balancer on GKE gets a reserved address unless told not to; with TLS it must: the
     stack's certificate names the address, so it is known before the Service exists."""
     e = w.expose
-    if e is None or e.type not in LOAD_BALANCED or mode == "existing":
+    if e is None or e.type not in LOAD_BALANCED or mode == "existing" or e.domain:
         return False
     return e.static_ip if e.static_ip is not None else e.tls
 
@@ -322,7 +322,13 @@ def gate_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             "names the certificate, but tls is false, so there is none. Remove "
             "hosts, or remove tls: false.",
         )
-    if e.tls and e.static_ip is False and e.type in LOAD_BALANCED and not ctx.existing:
+    if (
+        e.tls
+        and e.static_ip is False
+        and e.type in LOAD_BALANCED
+        and not ctx.existing
+        and not e.domain
+    ):
         yield Problem(
             f"{path}.staticIp",
             "the stack's certificate names the load balancer's address, which "

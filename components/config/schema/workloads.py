@@ -139,6 +139,24 @@ class ExposeSpec(Model):
     The upgrade request needs the key and an allowed path like any other; the connection may then
     stay quiet for an hour. Off: every upgrade is refused (400).
     """
+    domain: Annotated[str, _pattern(formats.DOMAIN), StringConstraints(max_length=253)] | None = (
+        None
+    )
+    """Serve the endpoint on this name through a GKE Gateway with a Google-managed certificate.
+
+    `auto`: a free name, `<workload>.endpoints.<project>.cloud.goog` (Cloud Endpoints). Clients
+    need no CA (`url` is `https://<domain>`); the plan prints the DNS records to create. The gate
+    stays behind the Gateway (key and path allowlist). Global external (`type: LoadBalancer`) on
+    Autopilot. See [Exposure and security](security.md).
+    """
+    keys: Annotated[list[Annotated[str, _pattern(formats.CONSUMER)]], Field(max_length=20)] = []
+    """A key per consumer: each name gets its own generated key (secret output
+    `apiKeys.<workload>.<consumer>`), which the gate accepts and logs by name.
+
+    Removing a name revokes that key alone. The server then gets the workload's own key from the
+    gate, never a consumer's. Needs the generated key (`apiKey`). Empty: one key (`apiKey`).
+    See [Day-2 operations](day-2.md).
+    """
 
 
 class EgressSpec(Model):

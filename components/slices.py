@@ -17,17 +17,23 @@ from components.expose.node_port import NodePort
 from components.kinds.base import Kind
 from components.kinds.deployment import Deployment
 from components.kinds.job import Job
+from components.kinds.leaderworkerset import LeaderWorkerSet
 from components.kinds.statefulset import StatefulSet
 
-KINDS: dict[str, Kind] = {k.name: k for k in (Deployment(), StatefulSet(), Job())}
+KINDS: dict[str, Kind] = {
+    k.name: k for k in (Deployment(), StatefulSet(), Job(), LeaderWorkerSet())
+}
 EXPOSURES: dict[str, Exposure] = {
     e.name: e for e in (LoadBalancer(), Internal(), ClusterIP(), NodePort())
 }
 
 
 def kind_of(w: WorkloadConfig) -> Kind:
-    """The kind `w` runs as; a ValueError naming the kinds there are when it is none of them."""
-    kind = KINDS.get(w.kind)
+    """The kind `w` runs as; a ValueError naming the kinds there are when it is none of them.
+
+    A replica over several nodes (`hosts` > 1) runs as a LeaderWorkerSet group (the config layer
+    refuses it for any kind but a Deployment: components/config/rules/hosts.py)."""
+    kind = KINDS.get(LeaderWorkerSet.name if w.hosts > 1 else w.kind)
     if kind is None:
         raise ValueError(
             f"workload {w.name!r}: kind {w.kind!r} is not one the program can register; the kinds "

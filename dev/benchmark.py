@@ -64,6 +64,12 @@ SDK_CLASSES = {
         "pulumi_kubernetes.apiextensions.CustomResource"
     ),
     "kubernetes:keda.sh/v1alpha1:ScaledObject": "pulumi_kubernetes.apiextensions.CustomResource",
+    "kubernetes:admissionregistration.k8s.io/v1:MutatingWebhookConfiguration": (
+        "pulumi_kubernetes.admissionregistration.v1.MutatingWebhookConfiguration"
+    ),
+    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": (
+        "pulumi_kubernetes.apiextensions.CustomResource"
+    ),
     "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration": (
         "pulumi_kubernetes.admissionregistration.v1.ValidatingWebhookConfiguration"
     ),

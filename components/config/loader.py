@@ -35,6 +35,7 @@ from components.config.rules import (
     exposure,
     fallback,
     fit,
+    hosts,
     machines,
     maintenance,
     monitoring,
@@ -49,6 +50,7 @@ from components.config.rules import (
     workloads,
 )
 from components.config.rules import cluster as cluster_rules
+from components.config.rules.hosts import group_kind
 from components.config.schema import ClusterSpec, NodePoolSpec, WorkloadSpec
 from components.config.schema.monitoring import MonitoringSpec
 from components.facts import catalog
@@ -86,6 +88,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     adapters.problems,
     routing.problems,
     workloads.existing_workload_problems,
+    hosts.problems,
 )
 
 
@@ -247,7 +250,13 @@ def _workloads(parsed: keys.Parsed, ctx: Context, problems: Problems) -> Placed:
         placed.append((i, w, placement.pool_for(i, w, ctx)))
     problems += names.object_name_problems(
         [
-            (i, w.name, w.kind, w.expose is not None, routing.resolve(w) == routing.CACHE_AWARE)
+            (
+                i,
+                w.name,
+                group_kind(w),
+                w.expose is not None,
+                routing.resolve(w) == routing.CACHE_AWARE,
+            )
             for i, w, _ in placed
         ],
         hidden=any(ctx.is_secret(f"workloads[{i}].name") for i, _, _ in placed),

@@ -400,6 +400,9 @@ class WorkloadConfig:
     """LoRA adapters (name, path) vLLM serves next to the model (rules/adapters.py)."""
     routing: Literal["cache-aware", "round-robin"] = "round-robin"
     """cache-aware: the gate routes by prompt prefix and load to each replica (rules/routing.py)."""
+    hosts: int = 1
+    """Nodes per replica: more than 1 makes each replica a LeaderWorkerSet group of this many pods,
+    each with gpu_count GPUs (components/kinds/leaderworkerset.py)."""
 
     @property
     def max_replicas(self) -> int:
@@ -409,12 +412,12 @@ class WorkloadConfig:
     @property
     def max_pods(self) -> int:
         """Pods at once at the most: a Job runs one."""
-        return 1 if self.kind == "Job" else self.max_replicas
+        return 1 if self.kind == "Job" else self.max_replicas * self.hosts
 
     @property
     def idle_pods(self) -> int:
         """Pods it keeps up with no traffic (the HPA's minimum); a Job's only while it runs."""
-        return 0 if self.kind == "Job" else self.replicas
+        return 0 if self.kind == "Job" else self.replicas * self.hosts
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from components.platform.driver import (
 )
 from components.platform.keda import Keda, KedaArgs
 from components.platform.keda_drain import held_seconds
+from components.platform.lws import Lws
 from components.platform.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
 from components.platform.namespace import WorkloadNamespace, WorkloadNamespaceArgs
 from components.platform.nodepool import GpuNodePool, GpuNodePoolArgs
@@ -58,6 +59,8 @@ class Platform:
     """A protected stack protects what its service stands on, not only the cluster."""
     keda: Keda | None = None
     """KEDA and its HTTP add-on, when a workload sleeps when idle (autoscale.minReplicas 0)."""
+    lws: Lws | None = None
+    """The LeaderWorkerSet controller, when a workload's replica spans nodes (hosts > 1)."""
 
     @property
     def k8s_opts(self) -> pulumi.ResourceOptions:
@@ -140,7 +143,9 @@ def build(config: StackConfig) -> Platform:
         if tls
         else None
     )
-    return Platform(config, cluster, capacity, namespace, adapter, ca, protect, keda)
+    grouped = any(w.hosts > 1 for w in config.workloads)
+    lws = Lws("lws", after=[cluster], opts=k8s_opts) if grouped else None
+    return Platform(config, cluster, capacity, namespace, adapter, ca, protect, keda, lws)
 
 
 def _existing(cfg: ExistingClusterConfig) -> tuple[ExistingCluster, list[pulumi.Resource], bool]:

@@ -72,6 +72,8 @@ class GpuService(pulumi.ComponentResource):
             parent=self, providers=[platform.cluster.provider], aliases=WAS_ROOT
         )
         after = [*platform.capacity, *self._capacity()]
+        if platform.lws is not None and w.hosts > 1:
+            after += platform.lws.ready  # the LeaderWorkerSet's CRD, controller and webhooks
         # Generated once, kept in state, read by vLLM from VLLM_API_KEY (the workload's Secret).
         self.api_key = (
             ApiKey(f"apikey-{w.name}", ApiKeyArgs(workload=w.name), opts=self._root()).value

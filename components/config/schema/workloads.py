@@ -183,6 +183,14 @@ class WorkloadSpec(Model):
     """
     spot: bool = False
     """Run on Spot capacity (GKE only; Standard: needs a Spot pool)."""
+    hosts: Annotated[int, Field(ge=1, le=64)] = 1
+    """Nodes per replica, each with `gpu.count` GPUs: more than 1 makes each replica a
+    LeaderWorkerSet group (a leader and `hosts - 1` workers that start, restart and scale together)
+    for a model bigger than one node.
+
+    GKE Standard and existing clusters; the stack installs the LeaderWorkerSet controller. A vLLM
+    server's parallel sizes must cover the group (see [GPUs](gpus.md)).
+    """
     replicas: Annotated[int, Field(ge=0, le=1000)] = 1
     """Pods (Deployment, StatefulSet)."""
     command: Annotated[list[Text], Field(max_length=256)] = []

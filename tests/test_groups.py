@@ -216,3 +216,16 @@ def test_a_single_host_workload_registers_no_group_and_no_controller(tmp_path: P
     recording = run_program(_with(hosts=1, args=["Qwen/Qwen2.5-0.5B-Instruct"]), stack="one")
     assert not recording.of_type(LWS)
     assert not [r for r in recording.resources if "gke-gpu:index:Lws" in r.type]
+
+
+def test_a_model_bigger_than_one_node_is_refused_with_a_group_that_holds_it() -> None:
+    args = ["deepseek-ai/DeepSeek-R1", "--tensor-parallel-size", "8"]
+    problems = _problems(_with(args=args, hosts=1))
+    (problem,) = [p for p in problems if "of weights" in p]
+    assert "671 GB of weights" in problem and "8 x nvidia-h100-80gb give 576 GB" in problem
+    assert "gpu.count 8 with hosts: 2" in problem, (
+        "no H100 node holds R1: the way out is a group of nodes, not a gpu.count no machine has"
+    )
+    assert not [p for p in _problems(example_config()) if "of weights" in p], (
+        "the same model on the example's group of 2 x 8 H100 fits"
+    )

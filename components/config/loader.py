@@ -38,6 +38,7 @@ from components.config.rules import (
     hosts,
     machines,
     maintenance,
+    model_fit,
     monitoring,
     mounts,
     names,
@@ -89,6 +90,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     routing.problems,
     workloads.existing_workload_problems,
     hosts.problems,
+    model_fit.problems,
 )
 
 
@@ -347,6 +349,7 @@ def _stack(
             *([] if ctx.existing else drivers.advisories(parsed.workloads)),
             *production.advisories(parsed.cluster, ctx),
             *exposure.advisories(parsed.workloads),
+            *model_fit.advisories(parsed.workloads),
         ),
         monitoring=build.from_spec(MonitoringConfig, parsed.monitoring or MonitoringSpec()),
     )

@@ -229,3 +229,23 @@ def test_a_model_bigger_than_one_node_is_refused_with_a_group_that_holds_it() ->
     assert not [p for p in _problems(example_config()) if "of weights" in p], (
         "the same model on the example's group of 2 x 8 H100 fits"
     )
+
+
+def test_the_plan_says_what_a_group_holds_costs_and_waits_for() -> None:
+    from tools.summary import workload_lines
+
+    plan = render.render("multihost", EXAMPLE)
+    assert plan.config is not None and not plan.problems, plan.problems
+    (w,) = plan.config.workloads
+    text = "\n".join(workload_lines(plan.config, w))
+    for words in (
+        "r1 (LeaderWorkerSet,",
+        "16 GPUs per group",
+        "at max: 1 group(s) = 2 of pool h100's 2 nodes",
+        "a rollout's extra group does not fit",
+        "$176.98/h per group",
+        "NCCL traffic between a group's nodes: the cluster's VPC network",
+        "cold start of a group: all 2 nodes boot",
+        "LeaderWorkerSet v0.8.0 in lws-system",
+    ):
+        assert words in text, f"the plan must say {words!r}:\n{text}"

@@ -249,3 +249,12 @@ def test_the_plan_says_what_a_group_holds_costs_and_waits_for() -> None:
         "LeaderWorkerSet v0.8.0 in lws-system",
     ):
         assert words in text, f"the plan must say {words!r}:\n{text}"
+
+
+def test_group_flags_set_by_hand_are_refused() -> None:
+    args = ["deepseek-ai/DeepSeek-R1", "-tp", "8", "-pp", "2", "--distributed-executor-backend=ray"]
+    problems = _problems(_with(args=[*args, "--nnodes", "2"]))
+    assert any(
+        p.startswith("workloads[0].args: --distributed-executor-backend, --nnodes: the program")
+        for p in problems
+    ), problems

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from components.config import formats
 from components.config.context import Context
 from components.config.problems import Problem
 from components.config.schema import WorkloadSpec
@@ -43,6 +44,7 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             "program keeps a group's nodes in one pool (one zone). Autopilot support for it is "
             "not confirmed; use cluster.mode: standard with a node pool of the GPU.",
         )
+    yield from _group_flag_problems(i, w)
     if sleeps(w):
         yield Problem(
             f"workloads[{i}].autoscale.minReplicas",
@@ -50,4 +52,34 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             "Deployments and StatefulSets (components/platform/keda_fence.py), and its HTTP "
             "add-on waits on the Service's endpoints, which a waking group fills only once every "
             f"one of its {w.hosts} nodes has loaded its share. Set minReplicas: 1 or more.",
+        )
+
+
+# What the program adds to a vLLM server in a group (components/kinds/leaderworkerset.py
+# vllm_group_args), from the LeaderWorkerSet's env: set by hand they would contradict it, and
+# vLLM's multi-node mode takes only the mp backend ("nnodes > 1 can only be set when distributed
+# executor backend is mp, uni or external_launcher", vllm/config/parallel.py, vllm@00193b82).
+GROUP_FLAGS = (
+    "--nnodes",
+    "--node-rank",
+    "--master-addr",
+    "--master-port",
+    "--headless",
+    "--distributed-executor-backend",
+)
+
+
+def _group_flag_problems(i: int, w: WorkloadSpec) -> Iterator[Problem]:
+    if not formats.is_vllm_image(w.image):
+        return
+    given = sorted(
+        {flag for a in [*w.command, *w.args] for flag in GROUP_FLAGS if a.split("=")[0] == flag}
+    )
+    if given:
+        yield Problem(
+            f"workloads[{i}].args",
+            f"{', '.join(given)}: the program sets these for each pod of a group from the "
+            "LeaderWorkerSet's environment (--nnodes $(LWS_GROUP_SIZE), --node-rank "
+            "$(LWS_WORKER_INDEX), --master-addr $(LWS_LEADER_ADDRESS), the mp backend, "
+            "--headless on the workers). Remove them.",
         )

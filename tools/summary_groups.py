@@ -4,7 +4,7 @@ traffic takes and what a group's cold start waits for."""
 
 from __future__ import annotations
 
-from components.config import StackConfig, WorkloadConfig
+from components.config import NodePoolConfig, StackConfig, WorkloadConfig
 from components.platform import lws
 from components.service import cost
 from tools import cost as costs
@@ -41,6 +41,7 @@ def group_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             if rate is not None
             else ""
         )
+        lines.append(f"            {_zones(pool)}")
         lines.append(
             f"            at max: {w.max_replicas} group(s) = {most} of pool {pool.name}'s "
             f"{pool.max_nodes} nodes; a rollout's extra group "
@@ -53,3 +54,16 @@ def group_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         "loaded its share"
     )
     return lines
+
+
+def _zones(pool: NodePoolConfig) -> str:
+    """Where a group's nodes land: the pods carry no zone spread (components/kinds/
+    leaderworkerset.py), so one zone keeps a group together only if the pool has one."""
+    placed = " with compact placement" if pool.placement == "compact" else ""
+    if len(pool.zones) == 1:
+        return f"a group's nodes: all in {pool.zones[0]}{placed} (pool {pool.name}'s one zone)"
+    where = ", ".join(pool.zones) if pool.zones else "the region's zones"
+    return (
+        f"a group's nodes: may land in different zones of pool {pool.name} ({where}): NCCL "
+        "then crosses zones, slower and billed as inter-zone traffic; give the pool one zone"
+    )

@@ -12,7 +12,8 @@ by the stack (components/platform/lws.py). Facts from kubernetes-sigs/lws v0.8.0
     every container (so `$(LWS_...)` in args expands), the leader address
     `<lws>-<group>.<subdomain>.<namespace>`;
   - config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml: the scale subresource
-    (spec.replicas, status.hpaPodSelector) an HPA scales groups through; restartPolicy
+    (spec.replicas, status.hpaPodSelector) an HPA scales groups through, its selector the
+    leaders (pkg/controllers/leaderworkerset_controller.go lines 500-513); restartPolicy
     RecreateGroupOnPodRestart (the default): one pod's restart recreates its group.
 vLLM across nodes as the pinned release does it, natively, without Ray: `--nnodes`, `--node-rank`,
 `--master-addr` with the multiprocessing backend, the workers `--headless` (vllm/config/

@@ -65,7 +65,8 @@ def hpa_spec(w: WorkloadConfig) -> dict[str, Any]:
     scale = w.autoscale
     return {
         # The kind's scale subresource: a LeaderWorkerSet's scales whole groups, and its
-        # status.hpaPodSelector names the leaders (kubernetes-sigs/lws v0.8.0 CRD).
+        # status.hpaPodSelector names the leaders (kubernetes-sigs/lws v0.8.0
+        # pkg/controllers/leaderworkerset_controller.go lines 500-513: name and worker-index 0).
         "scaleTargetRef": slices.kind_of(w).scale_target(w),
         "minReplicas": scale.min_replicas,
         "maxReplicas": scale.max_replicas,

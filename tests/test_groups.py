@@ -246,6 +246,7 @@ def test_the_plan_says_what_a_group_holds_costs_and_waits_for() -> None:
         "$176.98/h per group",
         "NCCL traffic between a group's nodes: the cluster's VPC network",
         "cold start of a group: all 2 nodes boot",
+        "download the whole checkpoint each (about 671 GB in fp8)",
         "LeaderWorkerSet v0.8.0 in lws-system",
         "a group's nodes: all in us-central1-a with compact placement",
     ):

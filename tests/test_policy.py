@@ -334,6 +334,10 @@ def test_the_pod_rules_check_a_leader_worker_sets_leader_as_well_as_its_workers(
     leader["containers"][0]["securityContext"]["privileged"] = True
     leader["containers"][0]["image"] = "vllm/vllm-openai:latest"
     found = {v.rule for v in evaluate_rules(kind.type_token, rooted, "test")}
+    proxied = evaluate_rules(kind.type_token, unknown_checking_proxy(rooted), "test")
+    assert proxied == evaluate_rules(kind.type_token, rooted, "test"), (
+        "CrossGuard passes Mapping proxies: the leader's view must read them like plain data"
+    )
     assert {"no-privileged-pods", "no-latest-or-untagged-images"} <= found, (
         "a privileged leader on an unpinned image must fail the pack even when the workers are "
         f"clean: the leader is a pod on a GPU node like any other (found {found})"

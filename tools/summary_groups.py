@@ -5,6 +5,8 @@ traffic takes and what a group's cold start waits for."""
 from __future__ import annotations
 
 from components.config import NodePoolConfig, StackConfig, WorkloadConfig
+from components.config.rules import model_fit, vllm
+from components.facts import models
 from components.platform import lws
 from components.service import cost
 from tools import cost as costs
@@ -48,10 +50,16 @@ def group_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             + ("fits" if spare else "does not fit (a group is replaced, not surged)")
             + price
         )
+    size = models.MODELS.get(vllm.parse(list(w.args)).model or "")
+    checkpoint = (
+        f" (about {size.parameters * model_fit.BYTES[size.dtype] / 1e9:,.0f} GB in {size.dtype})"
+        if size is not None
+        else ""
+    )
     lines.append(
         f"            cold start of a group: all {w.hosts} nodes boot, pull the image and "
-        "download the whole checkpoint each; the leader is ready only once every node has "
-        "loaded its share"
+        f"download the whole checkpoint each{checkpoint}; the leader is ready only once every "
+        "node has loaded its share"
     )
     return lines
 

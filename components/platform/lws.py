@@ -16,12 +16,14 @@ answers them is ready. `pulumi destroy` removes them in reverse.
 from __future__ import annotations
 
 import copy
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pulumi
+import yaml
 
-from components.platform.keda import load_yaml, register
+from components.platform.keda import register
 
 VENDOR = Path(__file__).parent / "vendor" / "lws"
 MANIFESTS = VENDOR / "lws-v0.8.0.yaml"
@@ -37,6 +39,13 @@ IMAGES = {
         "sha256:00c9d7d7b3422b974c3e5f729c008cf75aeb0539bd1e2f6320ddfcd1281899c7"
     ),
 }
+
+
+@cache
+def load_yaml(path: Path) -> tuple[dict[str, Any], ...]:
+    # libyaml's loader where PyYAML has it: the 18,000 vendored lines (the CRD's schema).
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return tuple(doc for doc in yaml.load_all(path.read_text(), Loader=loader) if doc)
 
 
 def objects() -> list[dict[str, Any]]:

@@ -19,16 +19,23 @@ from components.kinds.base import Kind
 from components.kinds.cron_job import CronJob
 from components.kinds.deployment import Deployment
 from components.kinds.job import Job
+from components.kinds.leaderworkerset import LeaderWorkerSet
 from components.kinds.statefulset import StatefulSet
 
-KINDS: dict[str, Kind] = {k.name: k for k in (Deployment(), StatefulSet(), Job(), CronJob())}
+KINDS: dict[str, Kind] = {
+    k.name: k for k in (Deployment(), StatefulSet(), Job(), CronJob(), LeaderWorkerSet())
+}
 EXPOSURES: dict[str, Exposure] = {
     e.name: e for e in (LoadBalancer(), Internal(), ClusterIP(), NodePort())
 }
 
 
 def kind_of(w: WorkloadConfig) -> Kind:
-    """The kind `w` runs as; a ValueError naming the kinds there are when it is none of them."""
+    """The kind `w` runs as; a ValueError naming the kinds there are when it is none of them.
+
+    The stack file's `kind` and the keys that refine it pick one: a Job with `schedule` is a
+    CronJob's, a Deployment over several nodes (`hosts` > 1) a LeaderWorkerSet group's (the config
+    layer refuses `hosts` for any other kind: components/config/rules/hosts.py)."""
     kind = next(
         (k for k in KINDS.values() if (k.stack_kind or k.name) == w.kind and k.serves(w)), None
     )

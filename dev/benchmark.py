@@ -101,6 +101,9 @@ SDK_CLASSES = {
             "networking.gke.io/v1:HealthCheckPolicy",
         )
     },
+    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": (
+        "pulumi_kubernetes.apiextensions.CustomResource"
+    ),
     "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration": (
         "pulumi_kubernetes.admissionregistration.v1.ValidatingWebhookConfiguration"
     ),

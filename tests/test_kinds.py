@@ -14,7 +14,8 @@ from tools.engine import Recording, run_program
 # A program that builds one GpuWorkload of the given kind from a loaded Autopilot stack: the
 # loaded config's kind is replaced afterwards, as a caller bypassing the schema (or a kind added
 # to the schema but not to the registry) would hand it over; a kind that serves a stack kind
-# under another name (CronJob: a Job with `schedule`) gets what it serves.
+# under another name (CronJob: a Job with `schedule`; LeaderWorkerSet: a Deployment with `hosts`)
+# gets what it serves.
 PROGRAM = """\
 import dataclasses
 from components.config import load
@@ -29,7 +30,10 @@ w = dataclasses.replace(
     config.workloads[0], kind=(kind.stack_kind or kind.name) if kind else KIND_NAME
 )
 if kind is not None and not kind.serves(w):
-    w = dataclasses.replace(w, schedule="0 3 * * *")  # a CronJob is a Job with a schedule
+    # What tells a kind from another of the same stack kind: a CronJob is a Job with a schedule,
+    # a LeaderWorkerSet a Deployment whose replica spans nodes.
+    refined = {"Job": {"schedule": "0 3 * * *"}, "Deployment": {"hosts": 2}}
+    w = dataclasses.replace(w, **refined[w.kind])
 GpuWorkload("workload-train", GpuWorkloadArgs(namespace="ns", mode=config.cluster.mode, workload=w))
 """
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from components import slices
 from components.config.rules import names
 from components.config.rules.workloads import PROGRAM_SELECTORS
 from components.facts import labels
@@ -134,7 +135,14 @@ def test_the_config_layer_keeps_users_off_the_placement_labels() -> None:
 
 @pytest.mark.parametrize(
     "stack",
-    ["dev", "prod", "examples/operator", "examples/internal-vpc", "examples/fast-start"],
+    [
+        "dev",
+        "prod",
+        "examples/operator",
+        "examples/internal-vpc",
+        "examples/fast-start",
+        "examples/multihost",
+    ],
 )
 def test_every_object_in_the_workload_namespace_is_one_the_config_layer_knows(stack: str) -> None:
     """components/config/rules/names.py refuses a workload whose objects would share a name with
@@ -147,7 +155,12 @@ def test_every_object_in_the_workload_namespace_is_one_the_config_layer_knows(st
     known = set(names.NAMESPACE_OBJECTS)
     for w in config.workloads:
         known.update(
-            names.workload_objects(w.name, w.kind, w.expose is not None, w.routing == "cache-aware")
+            names.workload_objects(
+                w.name,
+                slices.kind_of(w).name,
+                w.expose is not None,
+                w.routing == "cache-aware",
+            )
         )
     registered = {
         (r.type.rsplit(":", 1)[-1], r.inputs["metadata"]["name"])

@@ -300,27 +300,48 @@ def test_the_policy_pack_knows_where_every_kind_the_program_registers_keeps_its_
     )
 
 
+def _at(obj: dict[str, Any], path: tuple[str, ...]) -> Any:
+    for key in path:
+        obj = obj[key]
+    return obj
+
+
 @pytest.mark.parametrize("name", sorted(slices.KINDS))
 def test_the_pod_rules_check_the_pod_of_every_kind_the_program_registers(
     tmp_path: Path, name: str
 ) -> None:
     kind = slices.KINDS[name]
     registered = workload_of_kind(tmp_path, name).one(kind.type_token).inputs
-    pod = registered
-    for key in kind.pod_spec_path:
-        pod = pod[key]
-    assert pod_spec(kind.type_token, registered) == pod, (
+    assert pod_spec(kind.type_token, registered) == _at(registered, kind.pod_spec_path), (
         f"{name}: the pack does not find the pod the program registers"
     )
     ungpued = copy.deepcopy(registered)
-    pod = ungpued
-    for key in kind.pod_spec_path:
-        pod = pod[key]
-    for container in pod["containers"]:
+    for container in _at(ungpued, kind.pod_spec_path)["containers"]:
         container["resources"]["limits"].pop(GPU_RESOURCE)
     assert "gpu-containers-set-gpu-limits" in {
         v.rule for v in evaluate_rules(kind.type_token, ungpued, "test")
     }, f"{name}: a GPU pod without its GPU limit must fail the pack"
+
+
+def test_the_pod_rules_check_a_leader_worker_sets_leader_as_well_as_its_workers(
+    tmp_path: Path,
+) -> None:
+    kind = slices.KINDS["LeaderWorkerSet"]
+    registered = workload_of_kind(tmp_path, "LeaderWorkerSet").one(kind.type_token).inputs
+    assert not evaluate_rules(kind.type_token, registered, "test"), "the program's own LWS passes"
+    rooted = copy.deepcopy(registered)
+    leader = rooted["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
+    leader["containers"][0]["securityContext"]["privileged"] = True
+    leader["containers"][0]["image"] = "vllm/vllm-openai:latest"
+    found = {v.rule for v in evaluate_rules(kind.type_token, rooted, "test")}
+    proxied = evaluate_rules(kind.type_token, unknown_checking_proxy(rooted), "test")
+    assert proxied == evaluate_rules(kind.type_token, rooted, "test"), (
+        "CrossGuard passes Mapping proxies: the leader's view must read them like plain data"
+    )
+    assert {"no-privileged-pods", "no-latest-or-untagged-images"} <= found, (
+        "a privileged leader on an unpinned image must fail the pack even when the workers are "
+        f"clean: the leader is a pod on a GPU node like any other (found {found})"
+    )
 
 
 # --- gpu-containers-set-gpu-limits -----------------------------------------------------------

@@ -20,6 +20,7 @@ from tools.engine import Recording
 from tools.summary_batch import batch_lines
 from tools.summary_cluster import cluster_lines
 from tools.summary_exposure import exposure_lines, routing_line
+from tools.summary_groups import group_lines
 
 if TYPE_CHECKING:
     from tools.stacks import Deployment
@@ -73,7 +74,8 @@ def pool_lines(config: StackConfig, pool: NodePoolConfig) -> list[str]:
 def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     where = f" on pool {w.node_pool.name}" if w.node_pool else ""
     kind = slices.kind_of(w)
-    lines = [f"  workload  {w.name} ({w.kind}, {w.image}){where}", *_requests_lines(config, w)]
+    lines = [f"  workload  {w.name} ({kind.name}, {w.image}){where}", *_requests_lines(config, w)]
+    lines += group_lines(config, w)
     lines.append(
         f"            probe     {w.probe.describe}"
         if w.probe is not None

@@ -43,8 +43,10 @@ from components.config.rules import (
     exposure,
     fallback,
     fit,
+    hosts,
     machines,
     maintenance,
+    model_fit,
     monitoring,
     mounts,
     names,
@@ -57,6 +59,7 @@ from components.config.rules import (
     workloads,
 )
 from components.config.rules import cluster as cluster_rules
+from components.config.rules.hosts import group_kind
 from components.config.schema import ClusterSpec, NodePoolSpec, WorkloadSpec
 from components.config.schema.monitoring import MonitoringSpec
 from components.facts import catalog
@@ -98,6 +101,8 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     routing.problems,
     workloads.existing_workload_problems,
     batch.workload_problems,
+    hosts.problems,
+    model_fit.problems,
 )
 
 
@@ -268,7 +273,13 @@ def _workloads(parsed: keys.Parsed, ctx: Context, problems: Problems) -> Placed:
         placed.append((i, w, placement.pool_for(i, w, ctx)))
     problems += names.object_name_problems(
         [
-            (i, w.name, w.kind, w.expose is not None, routing.resolve(w) == routing.CACHE_AWARE)
+            (
+                i,
+                w.name,
+                group_kind(w),
+                w.expose is not None,
+                routing.resolve(w) == routing.CACHE_AWARE,
+            )
             for i, w, _ in placed
         ],
         hidden=any(ctx.is_secret(f"workloads[{i}].name") for i, _, _ in placed),
@@ -359,6 +370,7 @@ def _stack(
             *([] if ctx.existing else drivers.advisories(parsed.workloads)),
             *production.advisories(parsed.cluster, ctx),
             *exposure.advisories(parsed.workloads),
+            *model_fit.advisories(parsed.workloads),
         ),
         monitoring=build.from_spec(MonitoringConfig, parsed.monitoring or MonitoringSpec()),
         specs=Specs(

@@ -249,6 +249,9 @@ class WorkloadConfig:
     """An Indexed Job's shards (None: one pod, not indexed)."""
     output: Output | None = None
     """Where a Job's results land: a bucket mounted read-write."""
+    hosts: int = 1
+    """Nodes per replica: more than 1 makes each replica a LeaderWorkerSet group of this many pods,
+    each with gpu_count GPUs (components/kinds/leaderworkerset.py)."""
 
     @property
     def max_replicas(self) -> int:
@@ -257,13 +260,14 @@ class WorkloadConfig:
 
     @property
     def max_pods(self) -> int:
-        """Pods at once at the most: a Job runs `parallelism` (one by default)."""
-        return (self.parallelism or 1) if self.kind == "Job" else self.max_replicas
+        """Pods at once at the most: a Job runs `parallelism` (one by default); a replica over
+        several nodes is `hosts` pods."""
+        return (self.parallelism or 1) if self.kind == "Job" else self.max_replicas * self.hosts
 
     @property
     def idle_pods(self) -> int:
         """Pods it keeps up with no traffic (the HPA's minimum); a Job's only while it runs."""
-        return 0 if self.kind == "Job" else self.replicas
+        return 0 if self.kind == "Job" else self.replicas * self.hosts
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,21 @@ class Kind(ABC):
         annotations = {**metadata.get("annotations", {}), PATCH_FORCE_ANNOTATION: "true"}
         return {**metadata, "annotations": annotations}
 
+    def object_name(self, w: WorkloadConfig) -> str:
+        """The object's name: the workload's."""
+        return w.name
+
+    def scale_target(self, w: WorkloadConfig) -> dict[str, str]:
+        """The object as an autoscaler's scaleTargetRef names it (its scale subresource), read
+        from `type_token` ("kubernetes:apps/v1:Deployment")."""
+        _, api_version, kind = self.type_token.split(":")
+        return {"apiVersion": api_version, "kind": kind, "name": self.object_name(w)}
+
+    def serving_selector(self, selector: dict[str, str]) -> dict[str, str]:
+        """The labels of the pods that serve requests, which the model's Service and the gate's
+        NetworkPolicy select: every pod of the workload, unless the kind says fewer."""
+        return selector
+
     def disks_at_destroy(self, w: WorkloadConfig) -> str | None:
         """The plan's words for what becomes of the disks the object claims (None: it claims
         none)."""

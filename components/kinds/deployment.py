@@ -28,6 +28,10 @@ class Deployment(Kind):
     pod_spec_path = ("spec", "template", "spec")
     holds_replicas = True
 
+    def serves(self, w: WorkloadConfig) -> bool:
+        """A replica on one node (with `hosts` > 1 it is a LeaderWorkerSet group's)."""
+        return w.hosts <= 1
+
     def register(self, request: Request) -> k8s.apps.v1.Deployment:
         w = request.workload
         return k8s.apps.v1.Deployment(

@@ -38,6 +38,7 @@ from components.platform.driver import (
 from components.platform.keda import Keda, KedaArgs
 from components.platform.keda_drain import held_seconds
 from components.platform.kueue import Kueue, KueueArgs
+from components.platform.lws import Lws
 from components.platform.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
 from components.platform.namespace import WorkloadNamespace, WorkloadNamespaceArgs
 from components.platform.nodepool import GpuNodePool, GpuNodePoolArgs
@@ -61,6 +62,8 @@ class Platform:
     """KEDA and its HTTP add-on, when a workload sleeps when idle (autoscale.minReplicas 0)."""
     kueue: Kueue | None = None
     """Kueue and the stack's queue, when a Job waits for queued provisioning (`queue`)."""
+    lws: Lws | None = None
+    """The LeaderWorkerSet controller, when a workload's replica spans nodes (hosts > 1)."""
 
     @property
     def k8s_opts(self) -> pulumi.ResourceOptions:
@@ -153,7 +156,9 @@ def build(config: StackConfig) -> Platform:
         if any(w.queue for w in config.workloads)
         else None
     )
-    return Platform(config, cluster, capacity, namespace, adapter, ca, protect, keda, kueue)
+    grouped = any(w.hosts > 1 for w in config.workloads)
+    lws = Lws("lws", after=[cluster], opts=k8s_opts) if grouped else None
+    return Platform(config, cluster, capacity, namespace, adapter, ca, protect, keda, kueue, lws)
 
 
 def _existing(cfg: ExistingClusterConfig) -> tuple[ExistingCluster, list[pulumi.Resource], bool]:

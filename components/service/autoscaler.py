@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import slices
 from components.config import WorkloadConfig
 from components.facts.labels import selector_labels, workload_labels
 from components.manifest import manifest
@@ -52,7 +53,8 @@ def pod_monitoring(
 
 def pod_monitoring_spec(w: WorkloadConfig) -> dict[str, Any]:
     return {
-        "selector": {"matchLabels": selector_labels(w.name)},
+        # What serves the metric: a group's leader (its workers run no API server).
+        "selector": {"matchLabels": slices.kind_of(w).serving_selector(selector_labels(w.name))},
         "endpoints": [{"port": METRICS_PORT, "path": METRICS_PATH, "interval": SCRAPE_INTERVAL}],
     }
 
@@ -62,7 +64,10 @@ def hpa_spec(w: WorkloadConfig) -> dict[str, Any]:
     assert w.autoscale is not None
     scale = w.autoscale
     return {
-        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": w.kind, "name": w.name},
+        # The kind's scale subresource: a LeaderWorkerSet's scales whole groups, and its
+        # status.hpaPodSelector names the leaders (kubernetes-sigs/lws v0.8.0
+        # pkg/controllers/leaderworkerset_controller.go lines 500-513: name and worker-index 0).
+        "scaleTargetRef": slices.kind_of(w).scale_target(w),
         "minReplicas": scale.min_replicas,
         "maxReplicas": scale.max_replicas,
         "metrics": [

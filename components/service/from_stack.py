@@ -90,4 +90,5 @@ def _waits(platform: Platform) -> GpuServiceWaits:
         if platform.metrics_adapter
         else [],
         kueue=[r.urn for r in platform.kueue.ready] if platform.kueue else [],
+        lws=[r.urn for r in platform.lws.ready] if platform.lws else [],
     )

@@ -80,6 +80,8 @@ class GpuServiceWaits(TypedDict):
     """The custom metrics adapter the HorizontalPodAutoscaler reads (`autoscale`, GKE)."""
     kueue: NotRequired[list[pulumi.Input[str]]]
     """Kueue and the stack's queue objects, ready (a Job with `queue`)."""
+    lws: NotRequired[list[pulumi.Input[str]]]
+    """The LeaderWorkerSet controller, its CRD and webhooks, ready (`hosts` > 1)."""
 
 
 class GpuServiceArgs(TypedDict):
@@ -142,6 +144,8 @@ class GpuService(pulumi.ComponentResource):
             lambda _: namespace
         )
         after = [*_waiting(self._waits.get("gpu_capacity", [])), *self._capacity()]
+        if w.hosts > 1:
+            after += _waiting(self._waits.get("lws", []))  # the LWS CRD, controller, webhooks
         # Generated once, kept in state, read by vLLM from VLLM_API_KEY (the workload's Secret).
         self.api_key = (
             ApiKey(f"apikey-{w.name}", ApiKeyArgs(workload=w.name), opts=self._root()).value

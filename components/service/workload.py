@@ -62,7 +62,10 @@ class GpuWorkload(pulumi.ComponentResource):
         super().__init__("gke-gpu:index:GpuWorkload", name, None, opts)
         w = args.workload
         kind = slices.kind_of(w)
-        self.selector = selector_labels(w.name)
+        pods = selector_labels(w.name)
+        # What serves requests (the model's Service, the gate's NetworkPolicy): a group's leaders
+        # only; the egress policy and the disruption budget cover every pod.
+        self.selector = kind.serving_selector(pods)
         self.port = w.port
         metadata = {"name": w.name, "namespace": args.namespace, "labels": workload_labels(w.name)}
         secret_name = self._secret(name, args, metadata)
@@ -81,11 +84,11 @@ class GpuWorkload(pulumi.ComponentResource):
             ),
         )
         resource = kind.register(
-            Request(name, w, metadata, self.selector, template, parent=self, waits=waits)
+            Request(name, w, metadata, pods, template, parent=self, waits=waits)
         )
-        self._egress(name, w, metadata)
+        self._egress(name, w, metadata, pods)
         if kind.holds_replicas and w.max_replicas > 1:
-            self._disruption_budget(name, metadata)
+            self._disruption_budget(name, metadata, pods)
         self.name = resource.metadata.name
         self.register_outputs({"name": self.name, "secret_name": self.secret_name})
 
@@ -124,7 +127,9 @@ class GpuWorkload(pulumi.ComponentResource):
         )
         return [account]
 
-    def _egress(self, name: str, w: WorkloadConfig, metadata: dict[str, Any]) -> None:
+    def _egress(
+        self, name: str, w: WorkloadConfig, metadata: dict[str, Any], pods: dict[str, str]
+    ) -> None:
         """The namespace denies egress and admits DNS (WorkloadNamespace); this admits the rest of
         what the pods need: the model hub, Cloud Storage, the metadata server,
         workloads[].egress.destinationRanges."""
@@ -134,17 +139,17 @@ class GpuWorkload(pulumi.ComponentResource):
         k8s.networking.v1.NetworkPolicy(
             f"{name}-egress",
             metadata=manifest({**metadata, "name": f"{w.name}-egress"}),
-            spec=manifest(egress.egress_policy_spec(self.selector, rules)),
+            spec=manifest(egress.egress_policy_spec(pods, rules)),
             opts=pulumi.ResourceOptions(parent=self),
         )
 
-    def _disruption_budget(self, name: str, metadata: dict[str, Any]) -> None:
+    def _disruption_budget(self, name: str, metadata: dict[str, Any], pods: dict[str, str]) -> None:
         """Node upgrades, repairs and scale-downs drain one GPU node at a time; without a budget a
         drain may evict every replica at once (kubernetes.io/docs/tasks/run-application/
         configure-pdb). One at a time keeps the service up."""
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb",
             metadata=manifest(metadata),
-            spec=manifest({"maxUnavailable": 1, "selector": {"matchLabels": self.selector}}),
+            spec=manifest({"maxUnavailable": 1, "selector": {"matchLabels": pods}}),
             opts=pulumi.ResourceOptions(parent=self),
         )

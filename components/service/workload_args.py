@@ -489,6 +489,25 @@ class WorkloadProbe(TypedDict):
     """How long the model may take to load before liveness applies."""
 
 
+class WorkloadModelDtype(Enum):
+    Bf16 = "bf16"
+    Fp16 = "fp16"
+    Fp32 = "fp32"
+    Fp8 = "fp8"
+    Int8 = "int8"
+    Int4 = "int4"
+
+
+class WorkloadModel(TypedDict):
+    """What the model-fit check (rules/model_fit.py) uses for a model its table does not know."""
+
+    parameters: float
+    """Parameters, e.g. `671e9`."""
+
+    dtype: NotRequired[WorkloadModelDtype]
+    """The weights' type as served (a quantized checkpoint: `fp8`, `int4`)."""
+
+
 class WorkloadGpu(TypedDict):
     """The stack file's `workloads[].gpu`."""
 
@@ -533,8 +552,21 @@ class Workload(TypedDict):
     spot: NotRequired[bool]
     """Run on Spot capacity (GKE only; Standard: needs a Spot pool)."""
 
+    hosts: NotRequired[int]
+    """Nodes per replica, each with `gpu.count` GPUs: more than 1 makes each replica a
+    LeaderWorkerSet group (a leader and `hosts - 1` workers that start, restart and scale
+    together)
+    for a model bigger than one node.
+    """
+
     replicas: NotRequired[int]
     """Pods (Deployment, StatefulSet)."""
+
+    model: NotRequired[WorkloadModel | None]
+    """The served model's size, for the model-fit check of a model its table does not know.
+
+    Default: from the table of popular models (a vLLM server's model argument)
+    """
 
     command: NotRequired[list[str]]
     """Container command. An item holding a credential by its shape is refused, as in `args`.

@@ -39,6 +39,7 @@ from .props import (
     PRODUCTION_ENV,
     PRODUCTION_LABEL,
     Context,
+    every_pod,
     is_production,
     pod_spec,
 )
@@ -121,13 +122,13 @@ RULES: tuple[Rule, ...] = (
         "gpu-containers-set-gpu-limits",
         "Containers that use GPUs set resources.limits[nvidia.com/gpu].",
         "mandatory",
-        gpu_containers_set_gpu_limits,
+        every_pod(gpu_containers_set_gpu_limits),
     ),
     Rule(
         "gpu-workloads-select-gpu-capacity",
         "Pods with a GPU limit select GPU nodes (nodeSelector or nodeAffinity).",
         "advisory",
-        gpu_workloads_select_gpu_capacity,
+        every_pod(gpu_workloads_select_gpu_capacity),
     ),
     Rule(
         "no-privileged-pods",
@@ -135,13 +136,13 @@ RULES: tuple[Rule, ...] = (
         "ports, added capabilities (but NET_BIND_SERVICE) or root users, except the kube-system "
         "NVIDIA driver installer and device plugin DaemonSets.",
         "mandatory",
-        no_privileged_pods,
+        every_pod(no_privileged_pods),
     ),
     Rule(
         "no-latest-or-untagged-images",
         "Every container image has a tag other than latest, or a digest.",
         "mandatory",
-        no_latest_or_untagged_images,
+        every_pod(no_latest_or_untagged_images),
     ),
     Rule(
         "load-balancers-restricted-in-prod",

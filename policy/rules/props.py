@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -41,6 +42,23 @@ POD_SPEC_PATHS: dict[tuple[str, str], tuple[str, ...]] = {
     ("extensions", "ReplicaSet"): ("spec", "template", "spec"),
     ("batch", "Job"): ("spec", "template", "spec"),
     ("batch", "CronJob"): ("spec", "jobTemplate", "spec", "template", "spec"),
+    # kubernetes-sigs/lws v1: the workers' template; the leader's is OTHER_POD_SPEC_PATHS'.
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): (
+        "spec",
+        "leaderWorkerTemplate",
+        "workerTemplate",
+        "spec",
+    ),
+}
+# Types with a second pod template (a LeaderWorkerSet's leader): the pod rules check it too
+# (every_pod), as if it sat at POD_SPEC_PATHS' place.
+OTHER_POD_SPEC_PATHS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): (
+        "spec",
+        "leaderWorkerTemplate",
+        "leaderTemplate",
+        "spec",
+    ),
 }
 CONTAINER_LISTS = (
     ("initContainers", "init container"),
@@ -145,6 +163,42 @@ def pod_spec(resource_type: str, props: Mapping[str, Any]) -> Mapping[str, Any] 
     if path is None:
         return None
     return _mapping(_get(props, *path))
+
+
+def _placed(props: Mapping[str, Any], path: tuple[str, ...], value: Any) -> Mapping[str, Any]:
+    """`props` with `value` at `path`, copying only the mappings along it."""
+    if not path:
+        return value
+    return {**props, path[0]: _placed(_mapping(props.get(path[0])), path[1:], value)}
+
+
+def pod_views(resource_type: str, props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """`props`, and for a type with a second pod template (OTHER_POD_SPEC_PATHS) a view of it
+    with that template where pod_spec looks."""
+    kind = kubernetes_kind(resource_type)
+    if kind is None or kind not in OTHER_POD_SPEC_PATHS:
+        return [props]
+    other = _get(props, *OTHER_POD_SPEC_PATHS[kind])
+    if other is None:
+        return [props]
+    return [props, _placed(props, POD_SPEC_PATHS[kind], other)]
+
+
+def every_pod(
+    check: Callable[[str, Mapping[str, Any], Any], list[str]],
+) -> Callable[[str, Mapping[str, Any], Any], list[str]]:
+    """A pod rule run on each pod template of the object (pod_views), each message once."""
+
+    @functools.wraps(check)
+    def checked(resource_type: str, props: Mapping[str, Any], context: Any) -> list[str]:
+        found = [
+            m
+            for view in pod_views(resource_type, props)
+            for m in check(resource_type, view, context)
+        ]
+        return list(dict.fromkeys(found))
+
+    return checked
 
 
 def containers(pod: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:

@@ -10,9 +10,9 @@ the schema's. `python -m tools.args --write` regenerates; tests/test_gpu_service
 when the committed file differs.
 """
 
+import inspect
 import json
 import re
-import inspect
 import textwrap
 import types
 import typing

@@ -148,6 +148,8 @@ def _type_name(tp: Any) -> str:
             name = "boolean"
         elif inner is int or (origin is Literal and all(type(v) is int for v in get_args(inner))):
             name = "integer"
+        elif inner is float:
+            name = "number"
         elif inner is str or origin is Literal:
             name = "string"
         elif origin is list:

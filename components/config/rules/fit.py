@@ -48,7 +48,7 @@ def idle_pods(w: WorkloadSpec) -> int:
     """Pods a long-running workload keeps up with no traffic; a Job's only while it runs."""
     if w.kind == "Job":
         return 0
-    return w.autoscale.min_replicas if w.autoscale is not None else w.replicas
+    return (w.autoscale.min_replicas if w.autoscale is not None else w.replicas) * w.hosts
 
 
 def pinned_nodes(pool: NodePoolConfig, placed: Sequence[tuple[int, WorkloadSpec]]) -> int:
@@ -63,10 +63,10 @@ def pinned_nodes(pool: NodePoolConfig, placed: Sequence[tuple[int, WorkloadSpec]
 
 def pods(w: WorkloadSpec) -> int:
     """Pods of the workload at its maximum: replicas (the HPA's maxReplicas when autoscaled),
-    or a Job's `parallelism` (one by default)."""
+    or a Job's `parallelism` (one by default); each a group of `hosts` pods."""
     if w.kind == "Job":
         return w.parallelism or 1
-    return w.autoscale.max_replicas if w.autoscale is not None else w.replicas
+    return (w.autoscale.max_replicas if w.autoscale is not None else w.replicas) * w.hosts
 
 
 def sidecar(w: WorkloadSpec | WorkloadConfig) -> Resources:
@@ -301,5 +301,6 @@ def rollout(
     if per_node < 1:
         return "replace"
     fitting = [(j, other) for j, other in placed if fit.per_node.get(j, 0) >= 1]
-    needed = nodes_needed(pool, fit, fitting, {index: 1})
+    # A surge adds a whole replica: one pod, or a LeaderWorkerSet group of `hosts` pods.
+    needed = nodes_needed(pool, fit, fitting, {index: w.hosts})
     return "surge" if needed <= pool.max_nodes else "replace"

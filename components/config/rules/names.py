@@ -139,6 +139,12 @@ def workload_objects(name: str, kind: str, exposed: bool, routed: bool) -> list[
     ]
     if kind == "StatefulSet":
         objects.append(("Service", f"{name}-headless"))
+    if kind == "LeaderWorkerSet":
+        # A LeaderWorkerSet (components/kinds/leaderworkerset.py) and the headless Service its
+        # controller names after it (kubernetes-sigs/lws v0.8.0 pkg/controllers/
+        # leaderworkerset_controller.go line 194: CreateHeadlessServiceIfNotExists, lws.Name).
+        objects[0] = ("LeaderWorkerSet", f"{name}-group")
+        objects += [("Service", f"{name}-group"), ("NetworkPolicy", f"{name}-group-peers")]
     if exposed:
         objects += [
             ("Service", name),

@@ -87,7 +87,7 @@ def placement_problems(i: int, w: WorkloadSpec, ctx: Context) -> list[Problem]:
             f"workloads[{i}].gpu",
             f"no node pool fits {want} (pools: {have or 'none'}). Add a node pool "
             "with that GPU type, at least that many GPUs per node and the same spot setting, "
-            "or change the workload.",
+            "or change the workload." + _hosts_hint(w, ctx),
         )
     ]
 
@@ -109,6 +109,19 @@ def _queued_mismatch(i: int, w: WorkloadSpec, ctx: Context) -> Problem:
         f"the pool that has this GPU ({pools}) has queuedProvisioning: true: its nodes come only "
         "for a queued Job, so this workload would wait for ever. Add queue: {maxRunDuration: "
         "...} (a Job), or add a pool without queuedProvisioning.",
+    )
+
+
+def _hosts_hint(w: WorkloadSpec, ctx: Context) -> str:
+    """Where pools of the type exist but none has that many GPUs per node, a bigger pool is not
+    the only way: a replica may span nodes (`hosts`, issue 34)."""
+    counts = [p.gpu_count for p in ctx.pools if p.gpu_type == w.gpu.type]
+    if not counts or w.gpu.count <= max(counts):
+        return ""
+    most = max(counts)
+    return (
+        f" For a model bigger than one node, keep gpu.count at {most} (a node's GPUs) and set "
+        f"hosts: {-(-w.gpu.count * w.hosts // most)}: each replica becomes a group of nodes."
     )
 
 

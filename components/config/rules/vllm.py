@@ -104,8 +104,21 @@ def served_model(args: tuple[str, ...], vllm_server: bool) -> str | None:
     return parse(args).model if vllm_server else None
 
 
-def problems(path: str, args: list[str], gpus: int, port: int | None) -> Iterator[Problem]:
-    """A vLLM server's arguments against its pod: GPUs for its parallel sizes, and its port."""
+def problems(
+    path: str,
+    args: list[str],
+    gpus: int,
+    port: int | None,
+    hosts: int = 1,
+    most_per_node: int = 16,
+) -> Iterator[Problem]:
+    """A vLLM server's arguments against its pod: GPUs for its parallel sizes, and its port.
+
+    With `hosts` > 1 the replica is a group of that many pods of `gpus` GPUs each, and vLLM's
+    native multi-node mode splits the world size over them (vllm/config/parallel.py
+    `local_world_size = world_size // nnodes_within_dp`, vllm-project/vllm@00193b82): the
+    parallel sizes must then cover the group exactly, or a node's ranks find no GPU or leave
+    GPUs idle."""
     serve = parse(args)
     yield from [
         Problem(
@@ -113,14 +126,23 @@ def problems(path: str, args: list[str], gpus: int, port: int | None) -> Iterato
         )
         for flag in serve.unreadable
     ]
-    if serve.gpus > gpus:
-        product = " x ".join(f"{size} ({name})" for name, size in serve.sizes)
+    product = " x ".join(f"{size} ({name})" for name, size in serve.sizes) or "1"
+    if hosts > 1 and serve.gpus != gpus * hosts:
+        yield Problem(
+            f"{path}.args",
+            f"the parallel sizes {product} make {serve.gpus} GPU processes, and the group has "
+            f"hosts x gpu.count = {hosts} x {gpus} = {gpus * hosts} GPUs: vLLM starts "
+            f"{serve.gpus} // {hosts} processes on each node. Make the product of "
+            "--tensor-parallel-size, --pipeline-parallel-size (and --data-parallel-size) equal "
+            f"{gpus * hosts}, e.g. --tensor-parallel-size {gpus} --pipeline-parallel-size {hosts}.",
+        )
+    elif serve.gpus > gpus * hosts:
         yield Problem(
             f"{path}.args",
             f"the parallel sizes {product} need {serve.gpus} GPUs in the pod, and "
             f'gpu.count is {gpus}: vLLM exits at start ("World size ({serve.gpus}) is larger '
-            f'than the number of available GPUs ({gpus}) in this node"). Set gpu.count to '
-            f"{serve.gpus}, or lower the parallel sizes.",
+            f'than the number of available GPUs ({gpus}) in this node"). '
+            + _more_gpus(serve.gpus, gpus, most_per_node),
         )
     if serve.port is not None and port is not None and serve.port != port:
         yield Problem(
@@ -128,3 +150,17 @@ def problems(path: str, args: list[str], gpus: int, port: int | None) -> Iterato
             f"--port {serve.port} differs from port {port}: the probes and the Service would "
             f"knock on a port nobody listens on. Set port: {serve.port}, or drop --port.",
         )
+
+
+def _more_gpus(wanted: int, gpus: int, most_per_node: int) -> str:
+    """The fix for too few GPUs: more per pod where one node of the type holds them
+    (`most_per_node`), else more nodes per replica (`hosts`), never a gpu.count no machine has
+    (issue 34)."""
+    if wanted <= most_per_node:
+        return f"Set gpu.count to {wanted}, or lower the parallel sizes."
+    hosts = -(-wanted // gpus)
+    return (
+        f"No GKE node has {wanted} GPUs: spread the replica over nodes with hosts: {hosts} "
+        f"(a LeaderWorkerSet group of {hosts} x {gpus} GPUs; then make the parallel sizes "
+        f"multiply to {hosts * gpus}), or lower the parallel sizes."
+    )

@@ -11,7 +11,7 @@ from components.config.problems import Problem
 from components.config.rules import vllm
 from components.config.rules.pools import cidr_problems, gpu_type_problems
 from components.config.schema import WorkloadSpec
-from components.facts import allocatable
+from components.facts import allocatable, catalog
 
 # Node labels the program sets itself to place GPU pods (GKE's docs: how-to/gpus, autopilot-gpus,
 # timesharing-gpus, gpus-multi, spot-vms, custom compute classes). A user's nodeSelector with one
@@ -64,7 +64,12 @@ def basic_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     yield from _quantity_problems(path, w)
     if formats.is_vllm_image(w.image):
         yield from vllm.problems(
-            path, [*w.command[2:], *w.args] if _is_serve(w) else list(w.args), w.gpu.count, w.port
+            path,
+            [*w.command[2:], *w.args] if _is_serve(w) else list(w.args),
+            w.gpu.count,
+            w.port,
+            w.hosts,
+            _most_per_node(w.gpu.type),
         )
     if w.wait_for_completion and w.kind != "Job":
         yield Problem(
@@ -221,6 +226,13 @@ def existing_workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterato
             "GPUs and the plugin fails any container that asks for more than 1 shared GPU "
             "(failRequestsGreaterThanOne). Set gpu.count to 1, or remove devicePlugin.sharing.",
         )
+
+
+def _most_per_node(gpu_type: str | None) -> int:
+    """The most GPUs of the type one GKE machine carries (16 where the type is unknown: an
+    existing cluster's, whose nodes the catalog does not know)."""
+    gpu = catalog.GPU_TYPES.get(gpu_type or "")
+    return max(gpu.node_counts) if gpu is not None and gpu.node_counts else 16
 
 
 def _is_serve(w: WorkloadSpec) -> bool:

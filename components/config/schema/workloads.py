@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 
 from components.config import formats
 from components.config.rules import vllm
@@ -177,6 +178,23 @@ class EgressSpec(Model):
     """
 
 
+def _number(value: Any) -> Any:
+    """`671e9` as YAML 1.1 (PyYAML, the offline plan) reads it, a string, or as YAML 1.2 (the
+    Pulumi engine) does, a number: the same value either way."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?", value):
+        return float(value)
+    return value
+
+
+class ModelSizeSpec(Model):
+    """What the model-fit check (rules/model_fit.py) uses for a model its table does not know."""
+
+    parameters: Annotated[float, BeforeValidator(_number), Field(ge=1e6, le=1e13)]
+    """Parameters, e.g. `671e9`."""
+    dtype: Literal["bf16", "fp16", "fp32", "fp8", "int8", "int4"] = "bf16"
+    """The weights' type as served (a quantized checkpoint: `fp8`, `int4`)."""
+
+
 class WorkloadSpec(Model):
     name: K8sName
     """Kubernetes name, also the Service's. Not `gke-gpu-gate` (the gates' label), nor one whose
@@ -202,8 +220,21 @@ class WorkloadSpec(Model):
     """
     spot: bool = False
     """Run on Spot capacity (GKE only; Standard: needs a Spot pool)."""
+    hosts: Annotated[int, Field(ge=1, le=64)] = 1
+    """Nodes per replica, each with `gpu.count` GPUs: more than 1 makes each replica a
+    LeaderWorkerSet group (a leader and `hosts - 1` workers that start, restart and scale together)
+    for a model bigger than one node.
+
+    GKE Standard and existing clusters; the stack installs the LeaderWorkerSet controller. A vLLM
+    server's parallel sizes must cover the group (see [GPUs](gpus.md)).
+    """
     replicas: Annotated[int, Field(ge=0, le=1000)] = 1
     """Pods (Deployment, StatefulSet)."""
+    model: ModelSizeSpec | None = None
+    """The served model's size, for the model-fit check of a model its table does not know.
+
+    Default: from the table of popular models (a vLLM server's model argument)
+    """
     command: Annotated[list[Text], Field(max_length=256)] = []
     """Container command. An item holding a credential by its shape is refused, as in `args`.
 

@@ -1,0 +1,113 @@
+"""Lws: the LeaderWorkerSet controller and its CRD, for workloads whose replica spans nodes.
+
+A workload with `hosts` > 1 runs as a LeaderWorkerSet (components/kinds/leaderworkerset.py). The
+controller comes from upstream's release manifest, vendored unedited in components/platform/
+vendor/lws/ (its README names the tag, commit and how the file was made): the namespace
+`lws-system`, the CRDs, RBAC, the webhooks' Service and certificate Secret (the controller writes
+its own certificate into it and the caBundles: config/internalcert), and the controller
+Deployment (2 replicas, 1 CPU and 1 GiB each). What the program changes as it registers them:
+the controller's image pinned by digest (IMAGES below). Installed in stages like KEDA
+(components/platform/keda.py): the namespace and CRDs; the RBAC, Services, ConfigMap and Secret;
+the Deployment; last the webhook configurations, whose `failurePolicy: Fail` on every pod
+labelled `leaderworkerset.sigs.k8s.io/name` would refuse those pods until the controller that
+answers them is ready. `pulumi destroy` removes them in reverse.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+
+from components.platform.keda import register
+
+VENDOR = Path(__file__).parent / "vendor" / "lws"
+MANIFESTS = VENDOR / "lws-v0.8.0.yaml"
+NAMESPACE = "lws-system"
+VERSION = "v0.8.0"
+
+# The release image's digest, as the Kubernetes image promoter publishes it on registry.k8s.io:
+# kubernetes/k8s.io@e10ab5f95c9786e66745737e865fd6f593358eae
+# registry.k8s.io/images/k8s-staging-lws/images.yaml, name lws, tags ["v0.8.0", "0.8.0"].
+# (Newer LWS tags, v0.9.0 and v0.10.0, exist; no stored promoter file names their digests.)
+IMAGES = {
+    "registry.k8s.io/lws/lws:v0.8.0": (
+        "sha256:00c9d7d7b3422b974c3e5f729c008cf75aeb0539bd1e2f6320ddfcd1281899c7"
+    ),
+}
+
+
+@cache
+def load_yaml(path: Path) -> tuple[dict[str, Any], ...]:
+    # libyaml's loader where PyYAML has it: the 18,000 vendored lines (the CRD's schema).
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return tuple(doc for doc in yaml.load_all(path.read_text(), Loader=loader) if doc)
+
+
+def objects() -> list[dict[str, Any]]:
+    """The release's objects as the program registers them: the image pinned."""
+    found = []
+    for obj in load_yaml(MANIFESTS):
+        obj = copy.deepcopy(obj)
+        if obj["kind"] == "Deployment":
+            for container in obj["spec"]["template"]["spec"]["containers"]:
+                image = container["image"]
+                if image not in IMAGES:
+                    raise ValueError(f"vendored LWS image {image} has no pinned digest in IMAGES")
+                container["image"] = f"{image}@{IMAGES[image]}"
+        found.append(obj)
+    return found
+
+
+def stage(obj: dict[str, Any]) -> int:
+    kind = obj["kind"]
+    if kind in ("Namespace", "CustomResourceDefinition"):
+        return 0
+    if kind == "Deployment":
+        return 2
+    if kind.endswith("WebhookConfiguration"):
+        return 3
+    return 1
+
+
+def always_on_requests() -> tuple[str, int, str, str]:
+    """(Deployment, replicas, cpu, memory) of the controller, read from the vendored file."""
+    (deployment,) = [o for o in load_yaml(MANIFESTS) if o["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    requests = container["resources"]["requests"]
+    name, count = deployment["metadata"]["name"], deployment["spec"]["replicas"]
+    return name, count, str(requests["cpu"]), str(requests["memory"])
+
+
+class Lws(pulumi.ComponentResource):
+    """LeaderWorkerSet v0.8.0 in the `lws-system` namespace."""
+
+    ready: list[pulumi.Resource]
+    """What a LeaderWorkerSet waits for: its CRD, the controller and its webhooks."""
+
+    def __init__(
+        self, name: str, after: list[pulumi.Resource], opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__("gke-gpu:index:Lws", name, None, opts)
+        found = objects()
+        stages: list[list[pulumi.Resource]] = []
+        self.ready = []
+        for number in range(4):
+            waits = [*after, *(stages[-1] if stages else [])]
+            registered = [
+                register(obj, pulumi.ResourceOptions(parent=self, depends_on=waits))
+                for obj in found
+                if stage(obj) == number
+            ]
+            self.ready += [
+                r
+                for r, obj in zip(registered, [o for o in found if stage(o) == number], strict=True)
+                if obj["kind"] in ("CustomResourceDefinition", "Deployment")
+                or obj["kind"].endswith("WebhookConfiguration")
+            ]
+            stages.append([*(stages[-1] if stages else []), *registered])
+        self.register_outputs({})

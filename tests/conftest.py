@@ -12,6 +12,7 @@ import pytest
 import yaml
 from hypothesis import Phase, settings
 
+from tests import shared
 from tools.engine import Recording, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,9 +129,32 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _in_ci el
 # The shipped stacks, run once per test session: tests read their recordings, never change them.
 @pytest.fixture(scope="session")
 def dev() -> Recording:
-    return run_program(stack_config("dev"), stack="dev")
+    return shared.recording("dev")
 
 
 @pytest.fixture(scope="session")
 def prod() -> Recording:
-    return run_program(stack_config("prod"), stack="prod")
+    return shared.recording("prod")
+
+
+# pytest-xdist (`-n auto --dist loadgroup`, pyproject.toml): a test file runs whole on one worker,
+# so its module fixtures are made once; every file that starts the real HAProxy (it imports
+# HAPROXY, or tests.test_gate, whose HAPROXY it uses) shares one group, so one worker runs them
+# one after the other. The gate's config binds fixed ports and HAProxy binds with SO_REUSEPORT:
+# two gates at once on one machine would share their ports and answer each other's clients.
+REAL_PROXY_GROUP = "real-haproxy"
+
+
+def _starts_the_real_proxy(module: Any) -> bool:
+    return "HAPROXY" in vars(module) or any(
+        getattr(value, "__name__", None) == "tests.test_gate" for value in vars(module).values()
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is None or item.get_closest_marker("xdist_group") is not None:
+            continue
+        group = REAL_PROXY_GROUP if _starts_the_real_proxy(module) else module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))

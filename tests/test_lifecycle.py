@@ -14,6 +14,7 @@ import pytest
 from components.config import ConfigError, NodePoolConfig, Sharing
 from components.config.formats import GKE_NAME
 from components.platform.nodepool import gke_pool_name
+from tests import shared
 from tests.conftest import (
     DAEMONSET,
     DEPLOYMENT,
@@ -23,9 +24,7 @@ from tests.conftest import (
     PROVIDER,
     ROOT,
     Run,
-    stack_config,
 )
-from tools import render
 from tools.engine import Recording, RecordingMonitor, run_program
 
 JOB = "kubernetes:batch/v1:Job"
@@ -107,7 +106,7 @@ def test_objects_in_the_namespace_wait_for_it(prod: Recording) -> None:
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_gke_provider_never_drops_state_for_an_unreachable_cluster(stack: str) -> None:
-    provider = run_program(stack_config(stack), stack=stack).one(PROVIDER).inputs
+    provider = shared.recording(stack).one(PROVIDER).inputs
     assert "deleteUnreachable" not in provider, (
         "with deleteUnreachable an off-VPN refresh drops every Kubernetes object from state "
         "(pulumi-kubernetes#2489: opt-in, PULUMI_K8S_DELETE_UNREACHABLE=true per run)"
@@ -305,13 +304,13 @@ def _stack_children(recording: Recording) -> list[str]:
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_no_resource_hangs_off_the_stack(stack: str) -> None:
-    recording = run_program(stack_config(stack), stack=stack)
+    recording = shared.recording(stack)
     assert recording.of_type("gke-gpu:index:WorkloadNamespace"), "the namespace has a component"
     assert _stack_children(recording) == [], "every resource sits inside a component"
 
 
 def test_no_resource_hangs_off_the_stack_on_an_existing_cluster() -> None:
-    recording = render.render("kubeadm", ROOT / "examples" / "Pulumi.kubeadm.yaml").recording
+    recording = shared.render("kubeadm", ROOT / "examples" / "Pulumi.kubeadm.yaml").recording
     assert recording.of_type(DAEMONSET), "the device plugin is part of this plan"
     assert _stack_children(recording) == [], "every resource sits inside a component"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -89,13 +90,18 @@ def standard() -> dict[str, Any]:
 
 
 @pytest.fixture
-def run() -> Callable[..., Recording]:
-    """Run the program for a config under the recording engine."""
+def run(request: pytest.FixtureRequest) -> Callable[..., Recording]:
+    """Run the program for a config under the recording engine: once per distinct config in the
+    test process (tests/shared.py, each call gets its own copy), or afresh for a test that
+    monkeypatches what the program reads."""
+    patches = "monkeypatch" in request.fixturenames
 
     def _run(
         config: dict[str, Any], stack: str = "test", secret_keys: tuple[str, ...] = ()
     ) -> Recording:
-        return run_program(config, stack=stack, secret_keys=secret_keys)
+        if patches:
+            return run_program(config, stack=stack, secret_keys=secret_keys)
+        return shared.run(config, stack=stack, secret_keys=secret_keys)
 
     return _run
 
@@ -137,24 +143,32 @@ def prod() -> Recording:
     return shared.recording("prod")
 
 
-# pytest-xdist (`-n auto --dist loadgroup`, pyproject.toml): a test file runs whole on one worker,
-# so its module fixtures are made once; every file that starts the real HAProxy (it imports
-# HAPROXY, or tests.test_gate, whose HAPROXY it uses) shares one group, so one worker runs them
-# one after the other. The gate's config binds fixed ports and HAProxy binds with SO_REUSEPORT:
-# two gates at once on one machine would share their ports and answer each other's clients.
-REAL_PROXY_GROUP = "real-haproxy"
+# pytest-xdist (`-n auto --dist loadfile`, pyproject.toml): a test file runs whole on one worker,
+# so its module fixtures are made once, and every file that starts the real HAProxy is one unit
+# more: one worker runs them one after the other. The gate's config binds fixed ports and HAProxy
+# binds them with SO_REUSEPORT (on unless `noreuseport`: docs.haproxy.org/2.6/configuration.html
+# #3.2-noreuseport), so two gates at once on one machine would share their ports and
+# answer each other's clients. A file starts the real proxy when it names HAPROXY
+# (tests/test_gate.py's, which the others import). (`xdist_group` marks are not used: pytest-xdist
+# 3.8 writes its group into `item._nodeid`, which pytest 9 no longer reads.)
+REAL_PROXY_UNIT = "real-haproxy"
 
 
-def _starts_the_real_proxy(module: Any) -> bool:
-    return "HAPROXY" in vars(module) or any(
-        getattr(value, "__name__", None) == "tests.test_gate" for value in vars(module).values()
-    )
+@functools.cache
+def _starts_the_real_proxy(test_file: str) -> bool:
+    path = ROOT / test_file
+    return path.suffix == ".py" and path.is_file() and "HAPROXY" in path.read_text()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        module = getattr(item, "module", None)
-        if module is None or item.get_closest_marker("xdist_group") is not None:
-            continue
-        group = REAL_PROXY_GROUP if _starts_the_real_proxy(module) else module.__name__
-        item.add_marker(pytest.mark.xdist_group(group))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadfile":
+        return None  # pytest-xdist's own scheduler for the mode asked for
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndTheRealProxy(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            test_file = super()._split_scope(nodeid)
+            return REAL_PROXY_UNIT if _starts_the_real_proxy(test_file) else test_file
+
+    return FilesAndTheRealProxy(config, log)

@@ -15,12 +15,14 @@ import contextlib
 import functools
 import hashlib
 import io
+import json
 import pickle
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tools import render as _render
 from tools.engine import ROOT, Recording, run_program
@@ -90,3 +92,22 @@ def recording(stack: str) -> Recording:
     """run_program(stack_config(stack), stack=stack) for a root stack (dev, prod): the program
     run on the stack's `config:` block as written, once per process; a fresh copy each call."""
     return pickle.loads(_recording(stack, _digest(ROOT / f"Pulumi.{stack}.yaml")))
+
+
+@functools.cache
+def _run(key: str) -> bytes:
+    config, stack, secret_keys = json.loads(key)
+    return pickle.dumps(run_program(config, stack=stack, secret_keys=tuple(secret_keys)))
+
+
+def run(
+    config: Mapping[str, Any], stack: str = "test", secret_keys: Sequence[str] = ()
+) -> Recording:
+    """run_program(config, stack=..., secret_keys=...), once per distinct config in a process; a
+    fresh copy each call. A config error is raised again on every call (it is not kept). Not for a
+    test that patches the program (tests/conftest.py's `run` runs those afresh)."""
+    try:
+        key = json.dumps([config, stack, list(secret_keys)], sort_keys=True)
+    except (TypeError, ValueError, RecursionError):  # not plain data: run it as it is
+        return run_program(config, stack=stack, secret_keys=tuple(secret_keys))
+    return pickle.loads(_run(key))

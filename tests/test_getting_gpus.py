@@ -551,7 +551,9 @@ def test_a_flex_start_pool_prints_an_unknown_price_not_zero(tmp_path: Path) -> N
     assert "pool l4-flex (idle 0, max 2 x g2-standard-8): idle $0.00/h, max unknown" in out, out
 
 
-@pytest.mark.parametrize("name", ["fallback", "reservation", "compact", "flex-start"])
+# flex-start: test_a_flex_start_pool_prints_an_unknown_price_not_zero renders it clean (the same
+# command, the same exit code asserted) before it reads the prices.
+@pytest.mark.parametrize("name", ["fallback", "reservation", "compact"])
 def test_every_getting_gpus_example_renders_clean(name: str, tmp_path: Path) -> None:
     stack = ROOT / "examples" / f"Pulumi.{name}.yaml"
     assert shared.main([name, "--stack-file", str(stack)], tmp_path).code == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -204,8 +203,9 @@ def test_an_in_place_change_keeps_the_pool_name(
 
 
 @pytest.fixture
-def delete_before_replace() -> Iterator[dict[str, tuple[bool, bool]]]:
-    """Resource name -> (deleteBeforeReplace, deleteBeforeReplaceDefined) as sent to the engine."""
+def delete_before_replace(monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[bool, bool]]:
+    """Resource name -> (deleteBeforeReplace, deleteBeforeReplaceDefined) as sent to the engine.
+    Through monkeypatch, so the `run` fixture runs the program afresh (tests/conftest.py)."""
     seen: dict[str, tuple[bool, bool]] = {}
     original = RecordingMonitor.RegisterResource
 
@@ -213,11 +213,8 @@ def delete_before_replace() -> Iterator[dict[str, tuple[bool, bool]]]:
         seen[request.name] = (request.deleteBeforeReplace, request.deleteBeforeReplaceDefined)
         return original(self, request)
 
-    RecordingMonitor.RegisterResource = spy  # type: ignore[method-assign]
-    try:
-        yield seen
-    finally:
-        RecordingMonitor.RegisterResource = original  # type: ignore[method-assign]
+    monkeypatch.setattr(RecordingMonitor, "RegisterResource", spy)
+    return seen
 
 
 def test_gpu_pool_replacement_creates_the_new_pool_before_deleting_the_old(

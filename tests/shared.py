@@ -23,11 +23,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from tools import render as _render
 from tools.engine import ROOT, Recording, run_program
 
 _OUT = Path(tempfile.mkdtemp(prefix="gke-gpu-shared-"))
+_RENDER = _render.render  # main() runs with `render` below in its place
 
 
 def _digest(path: Path) -> str:
@@ -37,7 +39,7 @@ def _digest(path: Path) -> str:
 @functools.cache
 def _plan(stack: str, path: Path, digest: str) -> bytes:
     del digest  # part of the key only: an edited file is a new render
-    return pickle.dumps(_render.render(stack, path))
+    return pickle.dumps(_RENDER(stack, path))
 
 
 def render(stack: str, stack_file: Path | None = None) -> _render.Plan:
@@ -61,7 +63,12 @@ def _main(argv: tuple[str, ...], digest: str) -> tuple[Printed, Path]:
     del digest
     out_dir = Path(tempfile.mkdtemp(dir=_OUT))
     stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+    # main() plans through tools.render.render: the shared render of the same stack file serves.
+    with (
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+        mock.patch.object(_render, "render", render),
+    ):
         code = _render.main([*argv, "--out", str(out_dir)])
     return Printed(code, stdout.getvalue(), stderr.getvalue()), out_dir
 

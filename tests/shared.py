@@ -11,6 +11,7 @@ Each pytest-xdist worker is its own process, so each keeps its own cache.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import hashlib
@@ -29,6 +30,7 @@ from tools import render as _render
 from tools.engine import ROOT, Recording, run_program
 
 _OUT = Path(tempfile.mkdtemp(prefix="gke-gpu-shared-"))
+atexit.register(shutil.rmtree, _OUT, ignore_errors=True)
 _RENDER = _render.render  # main() runs with `render` below in its place
 
 

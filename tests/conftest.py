@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 import yaml
 from hypothesis import Phase, settings
 
+from tests import shared
 from tools.engine import Recording, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,13 +90,18 @@ def standard() -> dict[str, Any]:
 
 
 @pytest.fixture
-def run() -> Callable[..., Recording]:
-    """Run the program for a config under the recording engine."""
+def run(request: pytest.FixtureRequest) -> Callable[..., Recording]:
+    """Run the program for a config under the recording engine: once per distinct config in the
+    test process (tests/shared.py, each call gets its own copy), or afresh for a test that
+    monkeypatches what the program reads."""
+    patches = "monkeypatch" in request.fixturenames
 
     def _run(
         config: dict[str, Any], stack: str = "test", secret_keys: tuple[str, ...] = ()
     ) -> Recording:
-        return run_program(config, stack=stack, secret_keys=secret_keys)
+        if patches:
+            return run_program(config, stack=stack, secret_keys=secret_keys)
+        return shared.run(config, stack=stack, secret_keys=secret_keys)
 
     return _run
 
@@ -128,9 +135,40 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _in_ci el
 # The shipped stacks, run once per test session: tests read their recordings, never change them.
 @pytest.fixture(scope="session")
 def dev() -> Recording:
-    return run_program(stack_config("dev"), stack="dev")
+    return shared.recording("dev")
 
 
 @pytest.fixture(scope="session")
 def prod() -> Recording:
-    return run_program(stack_config("prod"), stack="prod")
+    return shared.recording("prod")
+
+
+# pytest-xdist (`-n auto --dist loadfile`, pyproject.toml): a test file runs whole on one worker,
+# so its module fixtures are made once, and every file that starts the real HAProxy is one unit
+# more: one worker runs them one after the other. The gate's config binds fixed ports and HAProxy
+# binds them with SO_REUSEPORT (on unless `noreuseport`: docs.haproxy.org/2.6/configuration.html
+# #3.2-noreuseport), so two gates at once on one machine would share their ports and
+# answer each other's clients. A file starts the real proxy when it names HAPROXY
+# (tests/test_gate.py's, which the others import). (`xdist_group` marks are not used: pytest-xdist
+# 3.8 writes its group into `item._nodeid`, which pytest 9 no longer reads.)
+REAL_PROXY_UNIT = "real-haproxy"
+
+
+@functools.cache
+def _starts_the_real_proxy(test_file: str) -> bool:
+    path = ROOT / test_file
+    return path.suffix == ".py" and path.is_file() and "HAPROXY" in path.read_text()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadfile":
+        return None  # pytest-xdist's own scheduler for the mode asked for
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndTheRealProxy(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            test_file = super()._split_scope(nodeid)
+            return REAL_PROXY_UNIT if _starts_the_real_proxy(test_file) else test_file
+
+    return FilesAndTheRealProxy(config, log)

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.shared import render
 from tools.engine import PROJECT, ROOT, Registration
-from tools.render import render
 
 GOLDEN = Path(__file__).parent / "golden"
 """One file per release, <release>.json: stack -> URN -> the inputs that replace it if changed."""

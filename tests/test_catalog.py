@@ -9,7 +9,7 @@ import pytest
 from components.facts import catalog, pins
 from components.facts.catalog import GPU_TYPES, RETIRED, MachineType
 from components.platform import device_plugin, driver
-from tests import golden
+from tests import golden, shared
 from tests.conftest import ROOT
 from tools import gpus as gpus_tool
 from tools import render
@@ -649,5 +649,5 @@ def test_issue_10_stacks_render_ok(stack: str, tmp_path: Path) -> None:
     # An RTX PRO 6000 pool on g4-standard-48, an H200 pool with 4g.71gb MIG slices, a T4 pool
     # on an N1 custom machine; an Autopilot workload on 8 x H200: all offered by GKE today.
     stack_file = Path(__file__).parent / "stacks" / f"Pulumi.{stack}.yaml"
-    code = render.main([stack, "--stack-file", str(stack_file), "--out", str(tmp_path)])
+    code = shared.main([stack, "--stack-file", str(stack_file)], tmp_path).code
     assert code == render.EXIT_OK, "GKE offers every one of these GPUs and shapes"

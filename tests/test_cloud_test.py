@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests import shared
 from tests.conftest import ROOT
 from tools import cloud_test
 from tools.engine import Registration
@@ -116,9 +117,7 @@ def test_the_report_fails_when_any_step_failed_was_cancelled_or_never_ran() -> N
 
 
 def test_the_sandbox_stack_passes_the_offline_plan(tmp_path: Path) -> None:
-    from tools import render
-
-    code = render.main(["cloud-test", "--stack-file", str(SANDBOX), "--out", str(tmp_path)])
+    code = shared.main(["cloud-test", "--stack-file", str(SANDBOX)], tmp_path).code
     assert code == 0, "the weekly cloud test would deploy a stack the offline plan refuses"
 
 
@@ -135,7 +134,7 @@ def test_the_sandbox_stack_is_never_deployed_by_the_pipeline() -> None:
 
 
 def _inputs(config: dict[str, Any], tmp_path: Path, name: str) -> dict[str, Registration]:
-    from tools.render import render
+    from tests.shared import render
 
     path = tmp_path / f"Pulumi.{name}.yaml"
     path.write_text(yaml.safe_dump({"config": config}))
@@ -224,11 +223,11 @@ def test_the_sandbox_identity_needs_no_grant_that_only_exists_after_a_run_began(
     """Each run creates a cluster and destroys it: a right granted by hand once the cluster or a
     node account exists (an RBAC binding, actAs on an account the run made) is never there in
     time, and `pulumi up` stops with a 403 every week."""
-    from tools import iam_roles, permissions, render, stacks
+    from tools import iam_roles, permissions, stacks
 
     deployment = stacks.ci_deployment(SANDBOX)
     assert deployment is not None and deployment.fresh_cluster
-    plan = render.render(cloud_test.SANDBOX_STACK, SANDBOX)
+    plan = shared.render(cloud_test.SANDBOX_STACK, SANDBOX)
     needs = permissions.required(plan.recording, deployment)
     assert not [n for n in needs if n.role == iam_roles.KUBERNETES_RBAC], (
         "no cluster-admin binding exists in a cluster created a minute ago"

@@ -16,6 +16,7 @@ from components.config import ConfigError, StackConfig, load
 from components.config.rules import coldstart
 from components.facts import pins
 from components.platform.nodepool import gke_pool_name, replacement_settings
+from tests import shared
 from tests.conftest import CLUSTER, DEPLOYMENT, MINIMAL, NODE_POOL, ROOT, STANDARD, Run
 from tools import render
 from tools.engine import PROJECT_NUMBER, Recording
@@ -505,7 +506,7 @@ def test_gpu_metrics_are_collected_and_gkes_default_packages_kept(
 
 
 def test_the_plan_names_each_acceleration_on_the_cold_path() -> None:
-    plan = render.render("fast-start", ROOT / "examples" / "Pulumi.fast-start.yaml")
+    plan = shared.render("fast-start", ROOT / "examples" / "Pulumi.fast-start.yaml")
     text = render.summary(plan)
     assert "cold start: pool l4 scales from zero" in text
     assert f"image: preloaded from secondary boot disk {DISK_IMAGE}" in text
@@ -516,7 +517,7 @@ def test_the_plan_names_each_acceleration_on_the_cold_path() -> None:
 
 
 def test_the_plan_says_what_stays_slow_without_any_acceleration() -> None:
-    plan = render.render("dev", ROOT / "Pulumi.dev.yaml")
+    plan = shared.render("dev", ROOT / "Pulumi.dev.yaml")
     text = render.summary(plan)
     assert "cold start: Autopilot creates a node for each new pod" in text
     assert "pulled whole from docker.io" in text, (

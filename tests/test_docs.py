@@ -239,14 +239,13 @@ def test_every_documented_module_command_exists() -> None:
 
 
 def test_the_key_rotation_command_names_the_dev_stacks_real_password_urn() -> None:
-    from tests.conftest import stack_config
-    from tools.engine import run_program
+    from tests import shared
 
     page = (ROOT / "docs" / "day-2.md").read_text()
     (urn,) = re.findall(r"pulumi up --replace '([^']+)'", page)
     passwords = [
         r.urn
-        for r in run_program(stack_config("dev"), stack="dev").resources
+        for r in shared.recording("dev").resources
         if r.type == "random:index/randomPassword:RandomPassword"
     ]
     assert passwords == [urn], (

@@ -18,6 +18,7 @@ from components.config import (
     load,
 )
 from components.platform.device_plugin import daemonset_spec
+from tests import shared
 from tests.conftest import (
     CONFIG_MAP,
     DAEMONSET,
@@ -537,7 +538,7 @@ def test_cuda_vector_add_job_runs_once_on_a_gpu_node(run: Run, existing: dict[st
 
 @pytest.mark.parametrize("example", ["kubeadm", "operator"])
 def test_example_stack_renders_valid_manifests_and_passes_policy(example: str) -> None:
-    plan = render.render(example, ROOT / "examples" / f"Pulumi.{example}.yaml")
+    plan = shared.render(example, ROOT / "examples" / f"Pulumi.{example}.yaml")
     assert plan.recording.of_type("gcp:container/cluster:Cluster") == []
     manifests = render.kubernetes_manifests(plan.recording)
     assert all("kind" in m for m in manifests), "a Helm release is not a Kubernetes object"

@@ -124,6 +124,24 @@ def _start(folder: Path, upstream_port: int, *flags: str) -> subprocess.Popen[by
     )
 
 
+def _accepted_socket(api: int, client_port: int, within: float = 10) -> str:
+    """`ss -o`'s line for the gate's end of one client connection, once it shows a timer. The
+    kernel completes the handshake before HAProxy accepts the socket and sets its options: on a
+    busy machine the first look can come before that (the line then has no timer yet)."""
+    deadline, line = time.monotonic() + within, ""
+    while "timer:" not in line and time.monotonic() < deadline:
+        shown = subprocess.run(
+            ["ss", "-tnoH", "state", "established", f"( sport = :{api} )"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        rows = [row for row in shown.splitlines() if re.search(rf":{client_port}(\s|$)", row)]
+        line = rows[0] if rows else line
+        time.sleep(0 if "timer:" in line else 0.05)
+    return line
+
+
 def test_the_kernel_probes_an_accepted_client_connection(gate_files: Files) -> None:
     """SO_KEEPALIVE with TCP_KEEPIDLE on the socket HAProxy accepted, as `ss -o` shows it: a
     timer "keepalive" counting down from clitcpka-idle (an unset socket shows no timer)."""
@@ -132,17 +150,10 @@ def test_the_kernel_probes_an_accepted_client_connection(gate_files: Files) -> N
     try:
         _wait_for_port(api, process)
         with connect(api, client_address()) as client:
-            client_port = client.getsockname()[1]
-            shown = subprocess.run(
-                ["ss", "-tnoH", "state", "established", f"( sport = :{api} )"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
+            line = _accepted_socket(api, client.getsockname()[1])
     finally:
         process.terminate()
         process.wait(timeout=10)
-    (line,) = [row for row in shown.splitlines() if re.search(rf":{client_port}\s", row)]
     # ss prints the time left as "59sec", or "1min" when it was read at the very start.
     timer = re.search(r"timer:\(keepalive,(?:(\d+)min)?(?:(\d+)sec)?,\d+\)", line)
     assert timer and any(timer.groups()), f"no keepalive timer on the accepted connection: {line}"

@@ -20,6 +20,7 @@ import pytest
 from components.config import StackConfig, load
 from components.service import haproxy
 from components.service import monitoring_queries as queries
+from tests import shared
 from tests.conftest import ROOT, SERVICE, stack_config
 from tests.test_gate import (
     HAPROXY,
@@ -34,7 +35,6 @@ from tests.test_gate import (
     on_ports,
 )
 from tests.test_gate_hardening import Running
-from tools import render
 from tools.engine import STATIC_EXTERNAL_IP, Recording
 
 if HAPROXY is None:
@@ -207,7 +207,7 @@ def test_every_gate_is_scraped_on_its_exporter_port_which_only_the_collectors_re
 
 
 def test_an_existing_cluster_registers_no_gate_podmonitoring_it_has_no_crd_for() -> None:
-    operator = render.render("operator", ROOT / "examples" / "Pulumi.operator.yaml").recording
+    operator = shared.render("operator", ROOT / "examples" / "Pulumi.operator.yaml").recording
     assert operator.of_type("gke-gpu:index:ApiGate"), "the example exposes a gated notebook"
     assert not operator.of_type(POD_MONITORING), (
         "PodMonitoring is Managed Service for Prometheus' resource, which only GKE has: an "
@@ -218,7 +218,7 @@ def test_an_existing_cluster_registers_no_gate_podmonitoring_it_has_no_crd_for()
 def test_the_plan_says_the_gates_are_scraped_where_they_are() -> None:
     from tools import summary
 
-    plan = render.render("prod")
+    plan = shared.render("prod")
     assert plan.config is not None
     text = summary.summary("prod", plan.config, plan.recording, plan.outputs)
     scraped = plan.recording.of_type(POD_MONITORING)

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests import golden
+from tools import render
 from tools.engine import Registration
 
 STACKS = golden.stacks()
@@ -26,11 +27,12 @@ STACKS = golden.stacks()
 
 @functools.cache
 def _requests(name: str, path: Path, run: int) -> dict[str, str]:
-    """URN -> everything the engine receives for it, as canonical JSON, from a fresh recording
-    (`run` tells the cached runs apart)."""
-    del run
+    """URN -> everything the engine receives for it, as canonical JSON: run 1 is the session's
+    shared render (tests/shared.py, often made long before, after other stacks ran in the same
+    process), run 2 a fresh recording of its own."""
     found: dict[str, str] = {}
-    for r in golden.render(name, path).recording.resources:
+    plan = golden.render(name, path) if run == 1 else render.render(name, path)
+    for r in plan.recording.resources:
         assert r.urn not in found, f"{r.urn} registered twice"
         found[r.urn] = json.dumps(_request(r), sort_keys=True)
     return found

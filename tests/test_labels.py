@@ -19,7 +19,7 @@ from components.config.rules.workloads import PROGRAM_SELECTORS
 from components.facts import labels
 from policy.rules import props
 from tests.conftest import ROOT
-from tools.render import render
+from tests.shared import render
 
 # Names the policy pack repeats from components/facts/labels.py.
 SHARED = (

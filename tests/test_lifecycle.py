@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 from components.config import ConfigError, NodePoolConfig, Sharing
 from components.config.formats import GKE_NAME
 from components.platform.nodepool import gke_pool_name
+from tests import shared
 from tests.conftest import (
     DAEMONSET,
     DEPLOYMENT,
@@ -23,9 +23,7 @@ from tests.conftest import (
     PROVIDER,
     ROOT,
     Run,
-    stack_config,
 )
-from tools import render
 from tools.engine import Recording, RecordingMonitor, run_program
 
 JOB = "kubernetes:batch/v1:Job"
@@ -107,7 +105,7 @@ def test_objects_in_the_namespace_wait_for_it(prod: Recording) -> None:
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_gke_provider_never_drops_state_for_an_unreachable_cluster(stack: str) -> None:
-    provider = run_program(stack_config(stack), stack=stack).one(PROVIDER).inputs
+    provider = shared.recording(stack).one(PROVIDER).inputs
     assert "deleteUnreachable" not in provider, (
         "with deleteUnreachable an off-VPN refresh drops every Kubernetes object from state "
         "(pulumi-kubernetes#2489: opt-in, PULUMI_K8S_DELETE_UNREACHABLE=true per run)"
@@ -205,8 +203,9 @@ def test_an_in_place_change_keeps_the_pool_name(
 
 
 @pytest.fixture
-def delete_before_replace() -> Iterator[dict[str, tuple[bool, bool]]]:
-    """Resource name -> (deleteBeforeReplace, deleteBeforeReplaceDefined) as sent to the engine."""
+def delete_before_replace(monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[bool, bool]]:
+    """Resource name -> (deleteBeforeReplace, deleteBeforeReplaceDefined) as sent to the engine.
+    Through monkeypatch, so the `run` fixture runs the program afresh (tests/conftest.py)."""
     seen: dict[str, tuple[bool, bool]] = {}
     original = RecordingMonitor.RegisterResource
 
@@ -214,11 +213,8 @@ def delete_before_replace() -> Iterator[dict[str, tuple[bool, bool]]]:
         seen[request.name] = (request.deleteBeforeReplace, request.deleteBeforeReplaceDefined)
         return original(self, request)
 
-    RecordingMonitor.RegisterResource = spy  # type: ignore[method-assign]
-    try:
-        yield seen
-    finally:
-        RecordingMonitor.RegisterResource = original  # type: ignore[method-assign]
+    monkeypatch.setattr(RecordingMonitor, "RegisterResource", spy)
+    return seen
 
 
 def test_gpu_pool_replacement_creates_the_new_pool_before_deleting_the_old(
@@ -305,13 +301,13 @@ def _stack_children(recording: Recording) -> list[str]:
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_no_resource_hangs_off_the_stack(stack: str) -> None:
-    recording = run_program(stack_config(stack), stack=stack)
+    recording = shared.recording(stack)
     assert recording.of_type("gke-gpu:index:WorkloadNamespace"), "the namespace has a component"
     assert _stack_children(recording) == [], "every resource sits inside a component"
 
 
 def test_no_resource_hangs_off_the_stack_on_an_existing_cluster() -> None:
-    recording = render.render("kubeadm", ROOT / "examples" / "Pulumi.kubeadm.yaml").recording
+    recording = shared.render("kubeadm", ROOT / "examples" / "Pulumi.kubeadm.yaml").recording
     assert recording.of_type(DAEMONSET), "the device plugin is part of this plan"
     assert _stack_children(recording) == [], "every resource sits inside a component"
 

@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 from components.config import ConfigError, StackConfig, load
 from components.service import cost
 from components.service import monitoring as monitor
+from tests import shared
 from tests.conftest import CONFIG_MAP, MINIMAL, ROOT, Run, stack_config
 from tools import gcp_schema, render, summary
 from tools.engine import Recording, Registration
@@ -267,7 +268,7 @@ def test_every_vllm_server_is_scraped_and_only_the_collectors_are_admitted(prod:
 
 @pytest.fixture(scope="module")
 def kubeadm() -> render.Plan:
-    return render.render("kubeadm", KUBEADM)
+    return shared.render("kubeadm", KUBEADM)
 
 
 def _rules(registration: Registration) -> dict[str, Any]:
@@ -359,7 +360,7 @@ def test_monitoring_is_on_by_default_with_the_documented_thresholds() -> None:
 
 
 def test_the_plan_lists_the_dashboard_and_each_alert_with_its_threshold() -> None:
-    plan = render.render("dev")
+    plan = shared.render("dev")
     assert plan.config is not None
     text = summary.summary("dev", plan.config, plan.recording, plan.outputs)
     assert "  monitoring dashboard 'gke-gpu dev (gpu-dev): GPUs, replicas, queue and cost'" in text

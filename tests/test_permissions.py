@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests import shared
 from tests.conftest import MINIMAL, ROOT, Run
 from tools import iam_roles, permissions, render, stacks
 from tools.engine import Recording, Registration
@@ -48,7 +49,7 @@ def _stack_name(path: Path) -> str:
 def _needs(path: Path) -> list[Need]:
     """What the stack's deploy identity needs, as CI deploys it (a new cluster each run for the
     real-cloud test's stack)."""
-    recording = render.render(_stack_name(path), path).recording
+    recording = shared.render(_stack_name(path), path).recording
     return permissions.required(recording, stacks.ci_deployment(path))
 
 
@@ -391,7 +392,7 @@ def test_the_plan_names_the_bucket_roles_permissions_and_what_it_binds(tmp_path:
 
 
 def test_the_plan_warns_when_a_stack_ci_deploys_needs_a_broad_grant() -> None:
-    dev = render.summary(render.render("dev"))
+    dev = render.summary(shared.render("dev"))
     assert (
         "! deploy.yml deploys this stack on every push to main, with no reviewer, and it needs "
         "broad grants:"
@@ -402,7 +403,7 @@ def test_the_plan_warns_when_a_stack_ci_deploys_needs_a_broad_grant() -> None:
         "roles/iam.serviceAccountCreator on project acme-ml-dev creates any service account in the "
         "project: name a node account made by the bootstrap in cluster.nodeServiceAccount"
     ) in dev
-    prod = render.summary(render.render("prod"))
+    prod = render.summary(shared.render("prod"))
     assert "needs broad grants" not in prod, "prod names its node account: nothing broad is left"
 
 

@@ -24,6 +24,7 @@ from components.config.rules.mounts import HOME_PATH
 from components.facts.labels import FUSE_VOLUMES_ANNOTATION
 from components.platform import egress
 from components.platform.namespace import POD_SECURITY_LABELS
+from tests import shared
 from tests.conftest import MINIMAL, NAMESPACE, Run
 from tests.test_deployable import STACK_FILES
 from tools import render
@@ -82,7 +83,7 @@ GATE_CONTAINER = "haproxy"
 
 @pytest.fixture(scope="module")
 def plans() -> dict[str, render.Plan]:
-    return {name: render.render(name, path) for name, path in STACK_FILES.items()}
+    return {name: shared.render(name, path) for name, path in STACK_FILES.items()}
 
 
 def _namespace(plan: render.Plan) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests import shared
 from tests.conftest import ROOT
 from tools import render
 
@@ -25,7 +26,7 @@ def _write_stack(tmp_path: Path, name: str, config: dict[str, Any]) -> Path:
 @pytest.fixture(scope="module")
 def dev_plan(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
     out = tmp_path_factory.mktemp("dev")
-    return render.main(["dev", "--out", str(out)]), out
+    return shared.main(["dev"], out).code, out
 
 
 def test_dev_stack_renders_clean(dev_plan: tuple[int, Path]) -> None:
@@ -128,11 +129,10 @@ def test_graph_draws_components_around_their_resources(dev_plan: tuple[int, Path
     assert "-.->" in graph, "dependencies are drawn"
 
 
-def test_summary_shows_pools_workloads_and_outputs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert render.main(["prod", "--out", str(tmp_path)]) == render.EXIT_OK
-    printed = capsys.readouterr().out
+def test_summary_shows_pools_workloads_and_outputs(tmp_path: Path) -> None:
+    shown = shared.main(["prod"], tmp_path)
+    assert shown.code == render.EXIT_OK
+    printed = shown.out
     # The pool's GKE name: its config name and a hash of its replacement-forcing settings.
     assert re.search(
         r"pool      l4 \(GKE name l4-[0-9a-f]{8}\): g2-standard-8 with 1 x nvidia-l4, 1-4 nodes, "
@@ -235,7 +235,7 @@ def test_schema_problems_name_the_object_and_the_field() -> None:
 def test_every_stack_file_renders_clean(tmp_path: Path) -> None:
     for stack_file in sorted(ROOT.glob("Pulumi.*.yaml")):
         stack = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
-        assert render.main([stack, "--out", str(tmp_path / stack)]) == render.EXIT_OK, stack
+        assert shared.main([stack], tmp_path / stack).code == render.EXIT_OK, stack
 
 
 STACK_FILES = sorted([*ROOT.glob("Pulumi.*.yaml"), *ROOT.glob("examples/Pulumi.*.yaml")])
@@ -247,7 +247,7 @@ def test_every_recorded_gpu_pod_fits_the_allocatable_of_its_pools_machine(stack_
     from components.facts import allocatable, catalog
 
     stack = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    plan = render.render(stack, stack_file)
+    plan = shared.render(stack, stack_file)
     pools = {
         r.inputs["name"]: r.inputs
         for r in plan.recording.of_type("gcp:container/nodePool:NodePool")

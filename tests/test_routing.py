@@ -27,7 +27,8 @@ from dnslib.server import BaseResolver, DNSServer
 from components.config.rules import names, routing
 from components.config.schema import WorkloadSpec
 from components.service import haproxy, haproxy_limits, haproxy_routing
-from tests.conftest import stack_config, vllm_workload_problems
+from tests import shared
+from tests.conftest import vllm_workload_problems
 from tests.test_gate import (
     HAPROXY,
     KEY,
@@ -44,7 +45,7 @@ from tests.test_gate import (
     free_port,
     with_files,
 )
-from tools.engine import STATIC_EXTERNAL_IP, Recording, run_program
+from tools.engine import STATIC_EXTERNAL_IP, Recording
 
 if HAPROXY is None:
     if os.environ.get("GKE_GPU_REQUIRE_PROXY") == "1":
@@ -380,7 +381,7 @@ def test_prod_gate_finds_every_replica_through_a_headless_service_of_the_model_p
 
 
 def test_a_sleeping_model_keeps_the_interceptor_path() -> None:
-    dev = run_program(stack_config("dev"), stack="dev")
+    dev = shared.recording("dev")
     assert not [r for r in dev.resources if r.name == "gate-llm-replicas"], (
         "dev sleeps: its requests pass KEDA's interceptor, so no router Service is made"
     )

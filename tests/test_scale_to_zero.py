@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from components.platform import keda
+from tests import shared
 from tests.conftest import STANDARD, Run, stack_config, vllm_workload_problems
 from tools import render
 from tools.crd_schema import crd_file, file_name
@@ -350,11 +351,10 @@ def test_a_sleeping_model_that_could_not_wake_is_refused_before_anything_is_crea
     assert any(p.startswith(path) and words in p for p in problems), problems
 
 
-def test_the_plan_prints_the_idle_period_the_wait_and_the_idle_cost(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert render.main(["dev", "--out", str(tmp_path)]) == render.EXIT_OK
-    out = capsys.readouterr().out
+def test_the_plan_prints_the_idle_period_the_wait_and_the_idle_cost(tmp_path: Path) -> None:
+    printed = shared.main(["dev"], tmp_path)
+    assert printed.code == render.EXIT_OK
+    out = printed.out
     assert "replicas 0-1: sleeps after 900s without a request" in out, out
     assert "held by KEDA's interceptor behind the gate (key and TLS unchanged) up to 1800s" in out
     assert "startup probe allows up to 1800s" in out

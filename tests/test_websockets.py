@@ -23,6 +23,7 @@ from websockets.sync.server import Server, ServerConnection, serve
 
 from components.service import haproxy
 from components.service import haproxy_limits as limits
+from tests import shared
 from tests.conftest import MINIMAL
 from tests.test_gate import (
     HAPROXY,
@@ -233,9 +234,8 @@ def test_the_plan_says_whether_websockets_pass() -> None:
 @pytest.mark.parametrize("example", ["operator", "t4-standard"])
 def test_both_jupyter_examples_serve_jupyter_and_its_kernels(example: str) -> None:
     from tests.conftest import ROOT
-    from tools import render
 
-    plan = render.render(example, ROOT / "examples" / f"Pulumi.{example}.yaml")
+    plan = shared.render(example, ROOT / "examples" / f"Pulumi.{example}.yaml")
     assert plan.config is not None
     (w,) = [w for w in plan.config.workloads if "jupyter" in w.image]
     assert w.expose is not None and w.expose.websockets, (

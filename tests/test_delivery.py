@@ -328,9 +328,13 @@ def test_every_policy_pack_run_gets_the_stacks_policy_config() -> None:
 
 def test_every_pulumi_cli_is_the_pinned_one_the_sdk_matches() -> None:
     pinned = (ROOT / ".pulumi-version").read_text().strip()
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    sdk = next(d for d in pyproject["project"]["dependencies"] if d.startswith("pulumi=="))
-    assert sdk == f"pulumi=={pinned}", "the CLI and the SDK are released together: keep them equal"
+    # The library declares a range (pyproject.toml); the program runs the SDK uv.lock pins.
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    sdk = next(p["version"] for p in lock["package"] if p["name"] == "pulumi")
+    assert sdk == pinned, (
+        f"the CLI ({pinned}) and the SDK uv.lock pins ({sdk}) are released together: keep them "
+        "equal"
+    )
     uses = [
         (workflow, job, step)
         for workflow, job, _, step in _all_steps()

@@ -216,7 +216,7 @@ def test_device_plugin_node_selector_replaces_the_default_terms() -> None:
     )
 
 
-WORKLOAD_KINDS = ("kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:StatefulSet")
+PROBED_KINDS = ("kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:StatefulSet")
 
 
 def test_every_pod_has_a_probe_it_can_pass(plans: dict[str, render.Plan]) -> None:
@@ -224,7 +224,7 @@ def test_every_pod_has_a_probe_it_can_pass(plans: dict[str, render.Plan]) -> Non
     for name, plan in plans.items():
         assert plan.config is not None
         workloads = {w.name: w for w in plan.config.workloads}
-        for kind in WORKLOAD_KINDS:
+        for kind in PROBED_KINDS:
             for obj in plan.recording.of_type(kind, outside_gates=True):
                 w = workloads.get(obj.inputs["metadata"]["name"])
                 if w is None:
@@ -454,20 +454,24 @@ UNPINNED_BY_CHOICE = {
     metrics_adapter.IMAGE: "Google publishes no digest for it in any source read (the "
     "k8s-stackdriver manifest names the tag only): unconfirmed, so left on its tag",
 }
-WORKLOAD_KINDS = {
+IMAGE_KINDS = {
     "kubernetes:apps/v1:Deployment",
     "kubernetes:apps/v1:DaemonSet",
     "kubernetes:apps/v1:StatefulSet",
     "kubernetes:batch/v1:Job",
     "kubernetes:batch/v1:CronJob",
+    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet",
 }
 
 
 def _pod_images(inputs: dict[str, Any]) -> list[str]:
     spec = inputs["spec"]
-    template = spec.get("template") or spec["jobTemplate"]["spec"]["template"]
-    pod = template["spec"]
-    return [c["image"] for c in [*pod.get("initContainers", []), *pod["containers"]]]
+    if "leaderWorkerTemplate" in spec:  # a group: its workers' pod and its leader's, if its own
+        group = spec["leaderWorkerTemplate"]
+        pods = [t["spec"] for t in (group["workerTemplate"], group.get("leaderTemplate")) if t]
+    else:
+        pods = [(spec.get("template") or spec["jobTemplate"]["spec"]["template"])["spec"]]
+    return [c["image"] for p in pods for c in [*p.get("initContainers", []), *p["containers"]]]
 
 
 def _user_images(path: Path) -> set[str]:
@@ -482,7 +486,7 @@ def test_every_image_the_program_chooses_is_pinned_by_digest(
     checked = set()
     for name, plan in plans.items():
         for r in plan.recording.resources:
-            if r.type not in WORKLOAD_KINDS:
+            if r.type not in IMAGE_KINDS:
                 continue
             for image in _pod_images(r.inputs):
                 if image in _user_images(STACK_FILES[name]) or image in UNPINNED_BY_CHOICE:

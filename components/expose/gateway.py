@@ -33,12 +33,11 @@ import pulumi_kubernetes as k8s
 
 from components.config import Expose
 from components.expose.base import Exposure, Site
+from components.facts.labels import CERTMAP_ANNOTATION, GKE_POLICY_API
 from components.manifest import manifest
 
 GATEWAY_CLASS = "gke-l7-global-external-managed"
 GATEWAY_API = "gateway.networking.k8s.io/v1"
-GKE_POLICY_API = "networking.gke.io/v1"
-CERTMAP_ANNOTATION = "networking.gke.io/certmap"
 # Where a global external Application Load Balancer's proxies and health checks connect from,
 # for zonal NEG (GCE_VM_IP_PORT) backends, which a GKE Gateway uses: "Health check ranges:
 # 35.191.0.0/16, 130.211.0.0/22 ... GFE proxy ranges: Same as health check ranges if the

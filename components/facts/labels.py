@@ -130,3 +130,16 @@ def selector_labels(name: str) -> dict[str, str]:
 def workload_labels(name: str) -> dict[str, str]:
     """The labels of a workload's objects: its selector labels, managed by Pulumi."""
     return {**selector_labels(name), MANAGED_BY_LABEL: "pulumi"}
+
+
+# Issue 35 (components/expose/gateway.py): the Gateway annotation that attaches a Certificate
+# Manager certificate map (GKE, "Secure a Gateway", cloud.google.com/kubernetes-engine/docs/
+# how-to/secure-gateway), and the API version of GKE's Gateway policies (GCPBackendPolicy,
+# HealthCheckPolicy: GoogleCloudPlatform/gke-gateway-api@fc40d606 config/crd).
+CERTMAP_ANNOTATION = "networking.gke.io/certmap"
+GKE_POLICY_API = "networking.gke.io/v1"
+# Issue 36 (components/platform/kueue.py): the taint GKE puts on queued-provisioning nodes
+# (cluster-toolkit modules/compute/gke-node-pool/main.tf lines 68-76), and the name of the stack's
+# Kueue flavor, ClusterQueue and LocalQueue.
+QUEUED_TAINT = "cloud.google.com/gke-queued"
+QUEUE_NAME = "gke-gpu-queued"

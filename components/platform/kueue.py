@@ -36,7 +36,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.config import NodePoolConfig
-from components.facts.labels import GPU_RESOURCE
+from components.facts.labels import GPU_RESOURCE, NAMESPACE_NAME_LABEL, QUEUE_NAME, QUEUED_TAINT
 from components.manifest import manifest
 from components.platform.keda import register
 
@@ -67,13 +67,13 @@ PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 # modules/compute/gke-node-pool/main.tf lines 68-76: "GKE automatically applies the taint";
 # its gke-tpu-7x README tolerates it, "Tolerations (Mandatory)").
 QUEUED_TAINT_TOLERATION = {
-    "key": "cloud.google.com/gke-queued",
+    "key": QUEUED_TAINT,
     "operator": "Equal",
     "value": "true",
     "effect": "NoSchedule",
 }
 # The names of the stack's queue objects: one flavor, one ClusterQueue, one LocalQueue.
-QUEUE = "gke-gpu-queued"
+QUEUE = QUEUE_NAME
 # A node's ephemeral storage for the quota: GKE's boot disk default, 100 GB (pulumi-gcp 10.2.0
 # NodePoolNodeConfigArgs.disk_size_gb: "Defaults to 100GB"); the program sets no other size.
 NODE_DISK_BYTES = 100 * 10**9
@@ -177,7 +177,7 @@ def queue_objects(namespace: str, pools: Sequence[NodePoolConfig]) -> list[dict[
             "kind": "ClusterQueue",
             "metadata": meta,
             "spec": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+                "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: namespace}},
                 "resourceGroups": [
                     {
                         "coveredResources": list(quantities),

@@ -41,11 +41,12 @@ def has_key_path(problem: str, case: Case) -> bool:
 def _workload(resources: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
     for r in resources:
         meta = (r.get("inputs") or {}).get("metadata") or {}
-        if r.get("type") in WORKLOAD_TYPES and meta.get("name") == name:
-            holder: Any = r["inputs"]
-            for key in POD_SPEC_PATHS[r["type"]][:-2]:  # down to the pod template's holder
-                holder = (holder or {}).get(key)
-            return {**r["inputs"], "spec": holder or {}}
+        # A LeaderWorkerSet is `<name>-group` (components/kinds/leaderworkerset.py object_name).
+        if r.get("type") in WORKLOAD_TYPES and meta.get("name") in (name, f"{name}-group"):
+            template: Any = r["inputs"]
+            for key in POD_SPEC_PATHS[r["type"]][:-1]:  # down to the pod template
+                template = (template or {}).get(key)
+            return {**r["inputs"], "spec": {"template": template or {}}}
     return None
 
 

@@ -122,7 +122,7 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
             )
         return
     yield from _queue_problems(path, w, ctx)
-    yield from _schedule_problems(path, w)
+    yield from _schedule_problems(path, w, ctx)
     if w.parallelism is not None and w.completions is None:
         yield Problem(
             f"{path}.parallelism",
@@ -158,7 +158,8 @@ def _queue_problems(path: str, w: WorkloadSpec, ctx: Context) -> Iterator[Proble
     if not _DURATION.fullmatch(w.queue.max_run_duration) or not 0 < held <= MAX_RUN_SECONDS:
         yield Problem(
             f"{path}.queue.maxRunDuration",
-            f"{w.queue.max_run_duration!r} is not a run length GKE grants: give 1s to 168h (a "
+            f"{ctx.show(f'{path}.queue.maxRunDuration', w.queue.max_run_duration)} is not a run "
+            "length GKE grants: give 1s to 168h (a "
             "flex-start VM lives at most 7 days), e.g. '4h' or '90m'.",
         )
     if w.spot:
@@ -174,7 +175,7 @@ def _queue_problems(path: str, w: WorkloadSpec, ctx: Context) -> Iterator[Proble
         )
 
 
-def _schedule_problems(path: str, w: WorkloadSpec) -> Iterator[Problem]:
+def _schedule_problems(path: str, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if w.schedule is None:
         if w.time_zone != "UTC":
             yield Problem(
@@ -185,14 +186,14 @@ def _schedule_problems(path: str, w: WorkloadSpec) -> Iterator[Problem]:
     if not _CRON.fullmatch(w.schedule.strip()):
         yield Problem(
             f"{path}.schedule",
-            f"{w.schedule!r} is not a cron schedule: five fields (minute hour day-of-month month "
-            "day-of-week), e.g. '0 3 * * *' for 03:00 every day.",
+            f"{ctx.show(f'{path}.schedule', w.schedule)} is not a cron schedule: five fields "
+            "(minute hour day-of-month month day-of-week), e.g. '0 3 * * *' for 03:00 every day.",
         )
     if w.time_zone not in zoneinfo.available_timezones():
         yield Problem(
             f"{path}.timeZone",
-            f"{w.time_zone!r} is not a time zone of the tz database. Use one such as 'UTC' or "
-            "'Europe/Berlin'.",
+            f"{ctx.show(f'{path}.timeZone', w.time_zone)} is not a time zone of the tz database. "
+            "Use one such as 'UTC' or 'Europe/Berlin'.",
         )
     if w.wait_for_completion:
         yield Problem(

@@ -114,6 +114,9 @@ class GpuServiceArgs(TypedDict):
 
 
 class GpuService(pulumi.ComponentResource):
+    """One GPU workload served on a cluster: its API key, ComputeClass, bucket access, the
+    workload, its autoscaler and, when exposed, its Service, certificate and API gate."""
+
     api_key: pulumi.Output[str] | None
     """The generated key the gate (and vLLM) require (secret); None without `apiKey`."""
     url: pulumi.Output[str | None] | None

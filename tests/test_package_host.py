@@ -1,6 +1,7 @@
 """The package's real provider host (provider/, issue 33), started as the engine starts a Python
 plugin: its schema over gRPC, and Construct registering what the Python program registers."""
 
+import dataclasses
 import inspect
 import json
 import tomllib
@@ -13,6 +14,7 @@ from typing import Any
 import pulumi
 import pytest
 from google.protobuf import json_format
+from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.util import camel_case
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import engine_pb2, provider_pb2
@@ -155,6 +157,35 @@ def test_every_referenced_type_is_defined_and_described(schema: dict[str, Any]) 
         if not p.get("description")
     ]
     assert not undescribed, f"nested inputs a consumer sees without a description: {undescribed}"
+
+
+def _defaulted(cls: type) -> set[str]:
+    """The fields of a nested Args type a Python caller may leave out (schema names)."""
+    if dataclasses.is_dataclass(cls):
+        return {
+            camel_case(f.name)
+            for f in dataclasses.fields(cls)
+            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        }
+    if typing.is_typeddict(cls):
+        return {camel_case(k) for k in cls.__optional_keys__}
+    return {camel_case(k) for k in getattr(cls, "_field_defaults", {})}
+
+
+def test_a_nested_input_a_python_caller_may_leave_out_is_optional_in_the_schema(
+    schema: dict[str, Any],
+) -> None:
+    python_types = Analyzer(NAME).analyze(list(HOSTED))["type_definitions"]
+    required_with_default = {
+        f"{name}.{key}"
+        for name, definition in python_types.items()
+        for key in set(schema["types"][f"{NAME}:index:{name}"].get("required", []))
+        & _defaulted(definition.python_type)
+    }
+    assert not required_with_default, (
+        "a TypeScript or YAML consumer must give these although they have a default: "
+        f"{sorted(required_with_default)}"
+    )
 
 
 def test_every_hosted_component_has_a_sample() -> None:

@@ -104,11 +104,12 @@ class MaintenanceExclusion:
 class Maintenance:
     """cluster.maintenance as resolved: production's default window included."""
 
-    window: MaintenanceWindow | None
+    window: MaintenanceWindow | None = None
     """The recurring window in which GKE may upgrade the control plane and the nodes; None: GKE
     picks any time."""
-    exclusions: Sequence[MaintenanceExclusion] = ()
-    """Periods in which GKE does not upgrade (a launch, a sales peak); they need a window."""
+    exclusions: Sequence[MaintenanceExclusion] | None = ()
+    """Periods in which GKE does not upgrade (a launch, a sales peak); they need a window.
+    Default: none."""
 
 
 class ProvisioningLimit(NamedTuple):

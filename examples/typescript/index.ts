@@ -27,7 +27,8 @@ const l4 = new gkegpu.GpuNodePool("l4", {
     // GKE's latest driver: vLLM v0.29.0 is a CUDA 13.0 build, which needs R580
     // (components/facts/pins.py); GpuService picks the same for it.
     pool: { name: "l4", gpuType: "nvidia-l4", gpuCount: 1, spot: true, maxNodes: 2, driver: "latest" },
-    // GKE taints GPU nodes only when a non-GPU pool exists first (docs/architecture.md).
+    // GKE taints GPU nodes when a non-GPU pool exists first (GKE's GPU guide, as quoted in
+    // components/platform/nodepool.py), so the pool waits for the system pool.
     after: cluster.systemPools,
 });
 

@@ -114,8 +114,7 @@ class GpuServiceArgs(TypedDict):
 
 
 class GpuService(pulumi.ComponentResource):
-    """One GPU workload served on a cluster: its API key, ComputeClass, bucket access, the
-    workload, its autoscaler and, when exposed, its Service, certificate and API gate."""
+    """One GPU workload on a cluster and what makes it a service (key, gate, autoscaler...)."""
 
     api_key: pulumi.Output[str] | None
     """The generated key the gate (and vLLM) require (secret); None without `apiKey`."""

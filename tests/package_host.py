@@ -54,6 +54,18 @@ class ServedMonitor(RecordingMonitor):
         rest = super().make_urn(parent, type_, name).split("::", 2)[2]
         return f"urn:pulumi:{self.stack}::{self.project}::{rest}"
 
+    def GetDeploymentInfo(self, request: Any) -> Any:  # noqa: N802 - gRPC name
+        """The engine's features, output values among them: the mock leaves them out, the engine
+        has them, and forwards a consumer's output values (secrets and dependencies kept) to a
+        plugin that accepts outputs (pulumi/pulumi@1b594989 sdk/go/common/resource/plugin/
+        provider_plugin.go Construct, `KeepOutputValues: protocol.acceptOutputs`; the Python host
+        answers acceptOutputs=True, pulumi 3.272.0 provider/server.py). The SDK keeps output
+        values only in the inputs of remote components (runtime/resource.py), so the children
+        the host registers arrive as before."""
+        info = super().GetDeploymentInfo(request)
+        info.supportedFeatures.append(resource_pb2.RESOURCE_MONITOR_FEATURE_OUTPUT_VALUES)
+        return info
+
 
 class MonitorServicer(resource_pb2_grpc.ResourceMonitorServicer):
     """The recording engine's monitor behind the SDK's own gRPC service definition."""

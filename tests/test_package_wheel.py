@@ -20,7 +20,7 @@ import pytest
 
 from dev.relative_imports import absolute_imports
 from tests.conftest import ROOT, stack_config
-from tools.engine import Recording
+from tools.engine import Recording, run_program
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 EXAMPLE = ROOT / "examples" / "python" / "__main__.py"
@@ -128,6 +128,22 @@ recording = run_program(json.loads({config!r}), stack="dev", program={example!r}
 print(json.dumps(sorted((r.urn, r.type, json.dumps(r.inputs, sort_keys=True))
                         for r in recording.resources)))
 """
+
+
+def test_the_python_example_read_from_this_checkout_registers_what_the_program_registers(
+    dev: Recording, tmp_path: Path
+) -> None:
+    """The example without the wheel (no network): `gke_gpu` read as this checkout's
+    `components`, so a change of the library's API that breaks the example fails here too."""
+    program = tmp_path / "__main__.py"
+    program.write_text(EXAMPLE.read_text().replace(IMPORT_NAME, "components"))
+    recording = run_program(
+        stack_config("dev"), stack="dev", program=program, stack_file=ROOT / "Pulumi.dev.yaml"
+    )
+    assert _registered(recording) == _registered(dev), (
+        "the Python example must register the dev stack's resources with the same URNs and "
+        "inputs as this repository's program"
+    )
 
 
 @pytest.mark.network

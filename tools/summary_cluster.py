@@ -57,7 +57,7 @@ def maintenance_lines(cluster: ClusterConfig) -> list[str]:
     ]
     lines += [
         f"            maintenance exclusion {e.name}: {e.start} to {e.end}, {e.scope}"
-        for e in maintenance.exclusions
+        for e in maintenance.exclusions or ()
     ]
     return lines
 

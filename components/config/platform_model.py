@@ -65,6 +65,8 @@ class Reservation:
     """Which Compute Engine reservation capacity comes from: one by name, or any (None)."""
 
     name: str | None
+    """The reservation's name (SPECIFIC_RESERVATION: that one only); None: any matching one
+    (ANY_RESERVATION)."""
 
     @property
     def any(self) -> bool:
@@ -76,8 +78,11 @@ class MaintenanceWindow:
     """GKE's recurring maintenance window: the first one's start and end (UTC), and its RRULE."""
 
     start: str
+    """When the first window opens, in UTC: `2026-01-03T01:00:00Z`."""
     end: str
+    """When the first window closes, in UTC; `end - start` is every window's length."""
     recurrence: str
+    """How the window recurs, an RFC 5545 RRULE: `FREQ=WEEKLY;BYDAY=SA,SU` or `FREQ=DAILY`."""
 
 
 @dataclass(frozen=True)
@@ -85,24 +90,35 @@ class MaintenanceExclusion:
     """A period in which GKE holds back the upgrades of `scope`."""
 
     name: str
+    """A name for the exclusion, unique in the list (`black-friday`)."""
     start: str
+    """When it begins, in UTC."""
     end: str
+    """When it ends, in UTC; after `start`, and at most 30 days later for `NO_UPGRADES`."""
     scope: UpgradeScope
+    """What GKE holds back meanwhile: NO_UPGRADES, NO_MINOR_UPGRADES or
+    NO_MINOR_OR_NODE_UPGRADES."""
 
 
 @dataclass(frozen=True)
 class Maintenance:
     """cluster.maintenance as resolved: production's default window included."""
 
-    window: MaintenanceWindow | None
-    exclusions: Sequence[MaintenanceExclusion] = ()
+    window: MaintenanceWindow | None = None
+    """The recurring window in which GKE may upgrade the control plane and the nodes; None: GKE
+    picks any time."""
+    exclusions: Sequence[MaintenanceExclusion] | None = ()
+    """Periods in which GKE does not upgrade (a launch, a sales peak); they need a window.
+    Default: none."""
 
 
 class ProvisioningLimit(NamedTuple):
     """A node auto-provisioning resource limit: `cpu`, `memory` (GB) or a GPU type."""
 
     resource: str
+    """`cpu`, `memory`, or a GPU type (`nvidia-l4`)."""
     maximum: int
+    """The most of it all auto-provisioned nodes together may have (cores, GB, GPUs)."""
 
 
 def _default(model: type, field: str) -> Any:
@@ -208,26 +224,48 @@ class NodeLabel(NamedTuple):
     """A node label a device plugin's node affinity term requires."""
 
     key: str
+    """The label's key."""
     value: str
+    """The value it must have."""
 
 
 @dataclass(frozen=True)
-class DevicePluginConfig:
-    """How an existing cluster's GPUs become schedulable as nvidia.com/gpu."""
+class DevicePluginSettings:
+    """How an existing cluster's GPUs become schedulable as nvidia.com/gpu
+    (NvidiaDevicePluginArgs.plugin); a setting left out (None) takes its default."""
 
-    type: DevicePluginKind = DevicePluginKind.STATIC
+    type: DevicePluginKind | None = None
     """static: NVIDIA's device plugin DaemonSet; gpu-operator: the NVIDIA GPU Operator;
-    none: the cluster already advertises nvidia.com/gpu."""
+    none: the cluster already advertises nvidia.com/gpu. Default: static."""
     sharing_replicas: int | None = None
     """Time-slicing: each physical GPU is advertised as this many nvidia.com/gpu (None: off)."""
-    install_driver: bool = True
-    """gpu-operator: the operator installs the NVIDIA driver (its driver.enabled value)."""
-    node_selector_terms: Sequence[Sequence[NodeLabel]] = ()
+    install_driver: bool | None = None
+    """gpu-operator: the operator installs the NVIDIA driver (its driver.enabled value).
+    Default: true."""
+    node_selector_terms: Sequence[Sequence[NodeLabel]] | None = None
     """static: the nodes it runs on, as node affinity terms: any term matches, every label of
-    a term must. Empty only before the loader fills it in (rules/cluster.py)."""
-    fail_on_init_error: bool = True
+    a term must. Give them with static: the stack file's loader derives them (rules/cluster.py),
+    a consumer names them."""
+    fail_on_init_error: bool | None = None
     """static: the plugin exits when it finds no GPU (NVIDIA's default), so a selected node
-    without a working GPU shows up as a crash-looping pod instead of silently."""
+    without a working GPU shows up as a crash-looping pod instead of silently. Default: true."""
+
+
+@dataclass(frozen=True)
+class DevicePluginConfig(DevicePluginSettings):
+    """The device plugin as the loader resolved it (devicePlugin): every setting decided."""
+
+    type: DevicePluginKind = DevicePluginKind.STATIC
+    install_driver: bool = True
+    node_selector_terms: Sequence[Sequence[NodeLabel]] = ()
+    fail_on_init_error: bool = True
+
+    @classmethod
+    def of(cls, plugin: DevicePluginSettings) -> "DevicePluginConfig":
+        """A consumer's settings with their defaults filled in (the loader's as they are)."""
+        if isinstance(plugin, DevicePluginConfig):
+            return plugin
+        return cls(**{k: v for k, v in vars(plugin).items() if v is not None})
 
 
 @dataclass(frozen=True)
@@ -255,6 +293,7 @@ class Sharing:
     """Several containers on one GPU."""
 
     strategy: GpuSharingStrategy
+    """How the GPU is shared (TIME_SHARING or MPS); a shared GPU serves one GPU per container."""
     max_clients_per_gpu: int
     """Containers one GPU serves at most."""
 
@@ -295,6 +334,7 @@ class GpuPool:
     reservation: Reservation | None = None
     """Consume this reservation (SPECIFIC_RESERVATION), or any (ANY_RESERVATION)."""
     placement: PoolPlacement | None = None
+    """`compact`: the nodes close together in one zone. Default: none."""
     flex_start: bool | None = None
     """Flex-start (Dynamic Workload Scheduler) nodes: provisioned when capacity frees up."""
     image_streaming: bool | None = None

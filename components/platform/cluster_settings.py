@@ -156,7 +156,7 @@ def maintenance_policy(
                     )
                 ),
             )
-            for e in maintenance.exclusions
+            for e in maintenance.exclusions or ()
         ]
         or None,
     )

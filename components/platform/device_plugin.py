@@ -9,7 +9,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.config import DevicePluginConfig, DevicePluginKind, NodeLabel, typed
+from components.config import (
+    DevicePluginConfig,
+    DevicePluginKind,
+    DevicePluginSettings,
+    NodeLabel,
+    typed,
+)
 from components.config.component_checks import ArgsError, plugin_args_problems
 from components.facts.labels import (
     DEVICE_PLUGIN_CONFIG_HASH_ANNOTATION,
@@ -67,7 +73,7 @@ OPERATOR_SHARING_KEY = "any"
 
 @dataclass(frozen=True)
 class NvidiaDevicePluginArgs:
-    plugin: DevicePluginConfig
+    plugin: DevicePluginSettings
     """Which plugin, time-slicing, and the nodes it runs on."""
 
 
@@ -195,9 +201,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         args = typed.build(NvidiaDevicePluginArgs, args)
-        ArgsError.check("NvidiaDevicePlugin", name, plugin_args_problems(args.plugin))
+        plugin = DevicePluginConfig.of(args.plugin)
+        ArgsError.check("NvidiaDevicePlugin", name, plugin_args_problems(plugin))
         super().__init__("gke-gpu:index:NvidiaDevicePlugin", name, None, opts)
-        plugin = args.plugin
         child = pulumi.ResourceOptions(parent=self)
         self.daemonset, self.release = None, None
         if plugin.type == DevicePluginKind.STATIC:

@@ -52,8 +52,12 @@ class GpuNodePoolArgs:
     """Email of the nodes' service account (GkeCluster.node_service_account)."""
     pool: GpuPool
     """The pool's GPUs, machine, node counts and how its capacity is bought."""
-    after: Sequence[gcp.container.NodePool] | None = None
+    after: pulumi.Input[Sequence[gcp.container.NodePool]] | None = None
     """What the GKE NodePool itself waits for: the system pool (see GkeCluster.system_pools).
+
+    An Input: another language's program hands over `GkeCluster.systemPools`, an output, and
+    the provider host hands a list of resource references with dependencies over as an Output
+    (pulumi 3.272.0 provider/server.py ProviderServicer._select_value).
 
     Handed to the NodePool's own ResourceOptions because a component's `depends_on` does not
     reach its children (pulumi/pulumi sdk/python/lib/pulumi/resource.py, Resource.__init__ at
@@ -334,7 +338,7 @@ class GpuNodePool(pulumi.ComponentResource):
             # pool, GKE automatically taints the GPU nodes" (nvidia.com/gpu:NoSchedule), so
             # the pool is created after the system pool. (Wording as quoted in kserve's
             # docs/samples/accelerators; the live page was not reachable, 2026-11-22.)
-            depends_on=list(args.after or ()),
+            depends_on=_after(args.after),
             protect=bool(args.protect),
             # The autoscaler owns the node count after creation; initial_node_count is
             # create-only, so a diff on it would replace the pool (and drain every node).
@@ -350,3 +354,13 @@ class GpuNodePool(pulumi.ComponentResource):
             # which is safe because every replacement changes the name (gke_pool_name).
             delete_before_replace=False,
         )
+
+
+def _after(
+    after: pulumi.Input[Sequence[gcp.container.NodePool]] | None,
+) -> pulumi.Input[Sequence[pulumi.Input[pulumi.Resource]]]:
+    """`depends_on` for GpuNodePoolArgs.after: a list, or the Output the provider host hands
+    over (the SDK resolves one: pulumi 3.272.0 runtime/_depends_on.py _resolve_depends_on)."""
+    if after is None:
+        return []
+    return list(after) if isinstance(after, Sequence) else after

@@ -118,6 +118,8 @@ class GpuServiceArgs(TypedDict):
 
 
 class GpuService(pulumi.ComponentResource):
+    """One GPU workload on a cluster and what makes it a service (key, gate, autoscaler...)."""
+
     api_key: pulumi.Output[str] | None
     """The generated key the gate (and vLLM) require (secret); None without `apiKey`."""
     consumer_keys: dict[str, pulumi.Output[str]]

@@ -7,7 +7,8 @@ import pulumi
 from gke_gpu import platform as platforms
 from gke_gpu.config import from_pulumi
 from gke_gpu.outputs import stack_outputs
-from gke_gpu.service.gpu_service import GpuService, GpuServiceArgs
+from gke_gpu.service.from_stack import service_args
+from gke_gpu.service.gpu_service import GpuService
 from gke_gpu.service.monitoring import StackMonitoring, StackMonitoringArgs
 
 config = from_pulumi()
@@ -15,7 +16,10 @@ for advisory in config.advisories:
     pulumi.log.warn(advisory)
 
 platform = platforms.build(config)
-services = [GpuService(w.name, GpuServiceArgs(w, platform)) for w in config.workloads]
+# Each workload as the typed GpuServiceArgs a program without a stack file writes itself
+# (docs/architecture.md lists its inputs): the workload, the cluster's keys, its pools, the
+# Kubernetes provider, and what to wait for.
+services = [GpuService(name, args) for name, args in service_args(config, platform)]
 StackMonitoring("monitoring", StackMonitoringArgs(platform))
 
 for key, value in stack_outputs(platform, services).items():

@@ -1,28 +1,72 @@
-// gke-gpu from TypeScript (issue 33): an Autopilot cluster, one vLLM service on it and its API
-// key, through the gke-gpu component package (`pulumi package add`, docs/package.md).
-// tests/test_package_consumers.py checks every class, input and output used here against the
-// schema the package serves: ApiKey is served today; GkeCluster and GpuService await typed Args
-// (issue 32), and their inputs below follow the stack file's keys until then.
+// gke-gpu from TypeScript (issue 33): a Standard GKE cluster, an L4 Spot node pool, and one vLLM
+// service on it behind its API gate, through the gke-gpu component package (`pulumi package add`,
+// docs/package.md). tests/test_package_consumers.py checks every gke-gpu class, input and output
+// used here against the schema the package serves.
+import * as k8s from "@pulumi/kubernetes";
+import * as tls from "@pulumi/tls";
 import * as gkegpu from "@pulumi/gke-gpu";
 
 const cluster = new gkegpu.GkeCluster("cluster", {
     project: "acme-ml-dev",
     region: "us-central1",
     cluster: {
-        mode: "autopilot",
         name: "gpu-typescript",
-        location: "us-central1",
+        mode: "standard",
         releaseChannel: "REGULAR",
         deletionProtection: false,
-        masterAuthorizedNetworks: [],
-        privateNodes: false,
         systemMachineType: "e2-standard-2",
         systemNodes: 1,
     },
 });
 
+const l4 = new gkegpu.GpuNodePool("l4", {
+    project: "acme-ml-dev",
+    location: "us-central1",
+    clusterName: cluster.name,
+    serviceAccount: cluster.nodeServiceAccount,
+    // GKE's latest driver: vLLM v0.29.0 is a CUDA 13.0 build, which needs R580
+    // (components/facts/pins.py); GpuService picks the same for it.
+    pool: { name: "l4", gpuType: "nvidia-l4", gpuCount: 1, spot: true, maxNodes: 2, driver: "latest" },
+    // GKE taints GPU nodes when a non-GPU pool exists first (GKE's GPU guide, as quoted in
+    // components/platform/nodepool.py), so the pool waits for the system pool.
+    after: cluster.systemPools,
+});
+
+// The namespace GpuService places its objects in (its `namespace`, default gke-gpu).
+const namespace = new k8s.core.v1.Namespace(
+    "namespace",
+    { metadata: { name: "gke-gpu" } },
+    { provider: cluster.provider },
+);
+
+// The CA that signs the service's certificate (a LoadBalancer is served over TLS), as the
+// program's own CertificateAuthority makes it (components/platform/certificate.py).
+const caKey = new tls.PrivateKey("ca-key", { algorithm: "ECDSA", ecdsaCurve: "P256" });
+const ca = new tls.SelfSignedCert("ca", {
+    privateKeyPem: caKey.privateKeyPem,
+    isCaCertificate: true,
+    subject: { commonName: "gke-gpu typescript CA", organization: "gke-gpu" },
+    validityPeriodHours: 3 * 365 * 24,
+    earlyRenewalHours: 90 * 24,
+    allowedUses: ["cert_signing", "crl_signing", "digital_signature"],
+    setSubjectKeyId: true,
+});
+
 const llm = new gkegpu.GpuService("llm", {
-    provider: cluster.provider,
+    kubernetes: cluster.provider,
+    project: "acme-ml-dev",
+    region: "us-central1",
+    cluster: {
+        mode: "standard",
+        name: "gpu-typescript",
+        location: "us-central1",
+        deletionProtection: false,
+    },
+    // The pools the workload may land on, as GpuNodePool builds them: the same settings, so the
+    // workload selects the pool's GKE name (a hash of what replaces it).
+    nodePools: [
+        { name: "l4", gpu: { type: "nvidia-l4", count: 1 }, spot: true, maxNodes: 2, driver: "latest" },
+    ],
     workload: {
         name: "llm",
         kind: "Deployment",
@@ -31,12 +75,17 @@ const llm = new gkegpu.GpuService("llm", {
         spot: true,
         args: ["Qwen/Qwen2.5-0.5B-Instruct", "--max-model-len", "4096"],
         port: 8000,
-        expose: { port: 443, type: "LoadBalancer" },
+        expose: { port: 443, type: "LoadBalancer", sourceRanges: ["203.0.113.0/24"] },
+    },
+    ca: { certPem: ca.certPem, privateKeyPem: caKey.privateKeyPem },
+    waits: {
+        namespace: [namespace.metadata.name],
+        gpuCapacity: [l4.name],
     },
 });
 
-const key = new gkegpu.ApiKey("llm-key", { workload: "llm" });
-
 export const clusterName = cluster.name;
 export const url = llm.url;
-export const apiKey = key.value;
+export const apiKey = llm.apiKey;
+// What clients trust (curl --cacert).
+export const caCert = ca.certPem;

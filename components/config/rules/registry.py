@@ -29,8 +29,11 @@ class Repository:
     """An Artifact Registry Docker repository a workload's image lives in."""
 
     project: str
+    """The Google Cloud project the repository belongs to."""
     location: str
+    """Its location (a region such as `us-central1`, or a multi-region such as `us`)."""
     repository: str
+    """Its name (the path segment after the project in `LOCATION-docker.pkg.dev/PROJECT/`)."""
 
     @property
     def label(self) -> str:

@@ -7,10 +7,10 @@ from typing import Any
 
 import pulumi
 
-from components import slices
-from components.expose.base import Exposure
-from components.platform import Platform
-from components.service.gpu_service import GpuService
+from . import slices
+from .expose.base import Exposure
+from .platform import Platform
+from .service.gpu_service import GpuService
 
 
 def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[str, Any]:

@@ -11,8 +11,8 @@ a sample there.
 
 import pulumi
 
-from components.public import PUBLIC_COMPONENTS
-from components.service.apikey import ApiKey
+from .public import PUBLIC_COMPONENTS
+from .service.apikey import ApiKey
 
 NAME = "gke-gpu"
 """The package's name: every type token is `gke-gpu:index:<Class>`, the tokens the program

@@ -8,11 +8,11 @@ no stack name, and checks its own Args before registering anything.
 
 import pulumi
 
-from components.platform.cluster import ExistingCluster, GkeCluster
-from components.platform.device_plugin import NvidiaDevicePlugin
-from components.platform.driver import NvidiaDriverInstaller
-from components.platform.nodepool import GpuNodePool
-from components.service.gpu_service import GpuService
+from .platform.cluster import ExistingCluster, GkeCluster
+from .platform.device_plugin import NvidiaDevicePlugin
+from .platform.driver import NvidiaDriverInstaller
+from .platform.nodepool import GpuNodePool
+from .service.gpu_service import GpuService
 
 PLATFORM_COMPONENTS: list[type[pulumi.ComponentResource]] = [
     GkeCluster,

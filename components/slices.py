@@ -8,19 +8,19 @@ does not hold is refused here rather than handled as another.
 
 from __future__ import annotations
 
-from components.config import Expose, WorkloadConfig
-from components.expose.base import Exposure
-from components.expose.cluster_ip import ClusterIP
-from components.expose.gateway import Gateway
-from components.expose.internal import Internal
-from components.expose.load_balancer import LoadBalancer
-from components.expose.node_port import NodePort
-from components.kinds.base import Kind
-from components.kinds.cron_job import CronJob
-from components.kinds.deployment import Deployment
-from components.kinds.job import Job
-from components.kinds.leaderworkerset import LeaderWorkerSet
-from components.kinds.statefulset import StatefulSet
+from .config import Expose, WorkloadConfig
+from .expose.base import Exposure
+from .expose.cluster_ip import ClusterIP
+from .expose.gateway import Gateway
+from .expose.internal import Internal
+from .expose.load_balancer import LoadBalancer
+from .expose.node_port import NodePort
+from .kinds.base import Kind
+from .kinds.cron_job import CronJob
+from .kinds.deployment import Deployment
+from .kinds.job import Job
+from .kinds.leaderworkerset import LeaderWorkerSet
+from .kinds.statefulset import StatefulSet
 
 KINDS: dict[str, Kind] = {
     k.name: k for k in (Deployment(), StatefulSet(), Job(), CronJob(), LeaderWorkerSet())

@@ -3,9 +3,9 @@
 import json
 from typing import TYPE_CHECKING, Literal
 
-from components.config.defaults import DEFAULT_IMAGE, DEFAULT_MODEL, default_workloads
-from components.config.loader import load
-from components.config.model import (
+from .defaults import DEFAULT_IMAGE, DEFAULT_MODEL, default_workloads
+from .loader import load
+from .model import (
     NAMESPACE,
     CapacityChoice,
     ClusterConfig,
@@ -40,8 +40,8 @@ from components.config.model import (
     UpgradeScope,
     WorkloadConfig,
 )
-from components.config.problems import ConfigError
-from components.config.source import StackFile, decode, from_engine
+from .problems import ConfigError
+from .source import StackFile, decode, from_engine
 
 if TYPE_CHECKING:
     import pulumi

@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from components.config import formats, typed
-from components.config.context import Context
-from components.config.model import (
+from ..facts import allocatable, catalog
+from ..facts.allocatable import Resources
+from ..facts.catalog import zones
+from . import formats, typed
+from .context import Context
+from .model import (
     Autoscale,
     Cache,
     CapacityChoice,
@@ -33,7 +36,7 @@ from components.config.model import (
     Storage,
     WorkloadConfig,
 )
-from components.config.rules import (
+from .rules import (
     adapters,
     batch,
     capacity_sources,
@@ -49,12 +52,9 @@ from components.config.rules import (
     routing,
     vllm,
 )
-from components.config.rules import cluster as cluster_rules
-from components.config.rules.endpoints import AUTO_DOMAIN, endpoints_name
-from components.config.schema import ClusterSpec, NodePoolSpec, WorkloadSpec
-from components.facts import allocatable, catalog
-from components.facts.allocatable import Resources
-from components.facts.catalog import zones
+from .rules import cluster as cluster_rules
+from .rules.endpoints import AUTO_DOMAIN, endpoints_name
+from .schema import ClusterSpec, NodePoolSpec, WorkloadSpec
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance

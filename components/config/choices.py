@@ -6,7 +6,7 @@ stands for (comparisons with the schema's strings, JSON and f-strings see the sa
 import enum
 from typing import Literal, get_args
 
-from components.config import schema
+from . import schema
 
 
 class ClusterMode(enum.StrEnum):

@@ -14,10 +14,10 @@ from typing import Any
 import pulumi
 from pydantic.alias_generators import to_camel
 
-from components.config import formats
-from components.config.context import Context
-from components.config.parse import parse
-from components.config.platform_model import (
+from . import formats
+from .context import Context
+from .parse import parse
+from .platform_model import (
     ClusterConfig,
     ClusterMode,
     DevicePluginConfig,
@@ -26,9 +26,9 @@ from components.config.platform_model import (
     Reservation,
     Sharing,
 )
-from components.config.problems import Problem, Problems
-from components.config.rules import capacity_sources, coldstart, pools
-from components.config.schema import DevicePluginSharingSpec, NodePoolSpec
+from .problems import Problem, Problems
+from .rules import capacity_sources, coldstart, pools
+from .schema import DevicePluginSharingSpec, NodePoolSpec
 
 POOL = "nodePools[0]"
 # Stack-file keys of a pool whose GpuPool property is named otherwise.

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.config import formats
-from components.config.model import DevicePluginConfig, NodePoolConfig
-from components.config.problems import under
-from components.config.schema import ClusterSpec, Mode
+from . import formats
+from .model import DevicePluginConfig, NodePoolConfig
+from .problems import under
+from .schema import ClusterSpec, Mode
 
 HIDDEN = "(a secret, not shown)"
 # A refused map key where which leaves were secret is unknown (Context.key_path).

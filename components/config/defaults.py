@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config.schema import Mode
-from components.facts import allocatable, pins
+from ..facts import allocatable, pins
+from .schema import Mode
 
 # The pinned vLLM OpenAI server (components/facts/pins.py: version, CUDA build and driver it needs).
 DEFAULT_IMAGE = pins.VLLM_IMAGE

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from components.facts.allocatable import Resources
+    from ..facts.allocatable import Resources
 
 # Every pattern is matched with re.fullmatch and ASCII-only classes: `\d` and `$` would accept
 # non-ASCII digits and a trailing newline.

@@ -9,15 +9,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.config import defaults, formats
-from components.config.context import Context
-from components.config.parse import parse, parse_list
-from components.config.problems import ConfigError, Problem, Problems
-from components.config.rules import cluster as cluster_rules
-from components.config.rules import credentials, names, sizes
-from components.config.schema import MODES, ClusterSpec, Mode, NodePoolSpec, WorkloadSpec
-from components.config.schema.monitoring import MonitoringSpec
-from components.config.source import KNOWN_KEYS, SECRET_PLACEHOLDER
+from . import defaults, formats
+from .context import Context
+from .parse import parse, parse_list
+from .problems import ConfigError, Problem, Problems
+from .rules import cluster as cluster_rules
+from .rules import credentials, names, sizes
+from .schema import MODES, ClusterSpec, Mode, NodePoolSpec, WorkloadSpec
+from .schema.monitoring import MonitoringSpec
+from .source import KNOWN_KEYS, SECRET_PLACEHOLDER
 
 
 @dataclass(frozen=True)

@@ -21,17 +21,18 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from components.config import build, keys
-from components.config.context import Context
-from components.config.model import (
+from ..facts import catalog
+from . import build, keys
+from .context import Context
+from .model import (
     MonitoringConfig,
     NodePoolConfig,
     Specs,
     StackConfig,
     WorkloadConfig,
 )
-from components.config.problems import ConfigError, Problem, Problems
-from components.config.rules import (
+from .problems import ConfigError, Problem, Problems
+from .rules import (
     adapters,
     batch,
     capacity_sources,
@@ -58,11 +59,10 @@ from components.config.rules import (
     routing,
     workloads,
 )
-from components.config.rules import cluster as cluster_rules
-from components.config.rules.hosts import group_kind
-from components.config.schema import ClusterSpec, NodePoolSpec, WorkloadSpec
-from components.config.schema.monitoring import MonitoringSpec
-from components.facts import catalog
+from .rules import cluster as cluster_rules
+from .rules.hosts import group_kind
+from .schema import ClusterSpec, NodePoolSpec, WorkloadSpec
+from .schema.monitoring import MonitoringSpec
 
 S = TypeVar("S")
 Rule = Callable[[int, S, Context], Iterable[Problem]]

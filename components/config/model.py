@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from components.config.choices import (
+from ..facts.allocatable import Resources
+from .choices import (
     ClusterMode,
     DevicePluginKind,
     DnsEndpointAccess,
@@ -17,7 +18,7 @@ from components.config.choices import (
     PoolPlacement,
     UpgradeScope,
 )
-from components.config.platform_model import (
+from .platform_model import (
     ClusterConfig,
     ClusterSettings,
     DevicePluginConfig,
@@ -34,9 +35,8 @@ from components.config.platform_model import (
     Secret,
     Sharing,
 )
-from components.config.rules.registry import Repository
-from components.config.schema import ClusterSpec, ExposeType, Kind, NodePoolSpec, WorkloadSpec
-from components.facts.allocatable import Resources
+from .rules.registry import Repository
+from .schema import ClusterSpec, ExposeType, Kind, NodePoolSpec, WorkloadSpec
 
 NAMESPACE = "gke-gpu"
 

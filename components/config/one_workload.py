@@ -17,13 +17,13 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
-from components.config import build, keys, loader
-from components.config.context import Context
-from components.config.model import WorkloadConfig
-from components.config.parse import parse, parse_list
-from components.config.problems import ConfigError, Problem, Problems
-from components.config.rules import cluster as cluster_rules
-from components.config.schema import ClusterSpec, NodePoolSpec, WorkloadSpec
+from . import build, keys, loader
+from .context import Context
+from .model import WorkloadConfig
+from .parse import parse, parse_list
+from .problems import ConfigError, Problem, Problems
+from .rules import cluster as cluster_rules
+from .schema import ClusterSpec, NodePoolSpec, WorkloadSpec
 
 # The loader's path of the one workload, and the Args' (GpuServiceArgs.workload).
 STACK_PATH, ARGS_PATH = "workloads[0]", "workload"

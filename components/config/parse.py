@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from components.config import formats
-from components.config.context import HIDDEN_KEY, Context
-from components.config.problems import Problem, Problems
-from components.config.schema import Model, aliases
+from . import formats
+from .context import HIDDEN_KEY, Context
+from .problems import Problem, Problems
+from .schema import Model, aliases
 
 M = TypeVar("M", bound=Model)
 

@@ -20,8 +20,10 @@ from typing import Any, Literal, NamedTuple
 
 import pulumi
 
-from components.config import schema
-from components.config.choices import (
+from ..facts import catalog
+from ..facts.allocatable import Resources
+from . import schema
+from .choices import (
     ClusterMode,
     DevicePluginKind,
     DnsEndpointAccess,
@@ -31,8 +33,6 @@ from components.config.choices import (
     PoolPlacement,
     UpgradeScope,
 )
-from components.facts import catalog
-from components.facts.allocatable import Resources
 
 
 class Secret:

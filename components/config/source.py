@@ -22,10 +22,10 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from components.config import yaml_guard
-from components.config.formats import join
-from components.config.model import NAMESPACE
-from components.config.problems import ConfigError, Problem
+from . import yaml_guard
+from .formats import join
+from .model import NAMESPACE
+from .problems import ConfigError, Problem
 
 # Keys whose value is a JSON object or list; the others are plain strings.
 STRUCTURED = ("cluster", "nodePools", "workloads", "devicePlugin", "monitoring")

@@ -24,9 +24,9 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from components.config import formats
-from components.config.formats import join
-from components.config.model import NAMESPACE
+from . import formats
+from .formats import join
+from .model import NAMESPACE
 
 # A stack file holds config, not data: the largest in this repository is under 5 KB. Larger
 # files are refused before parsing, which in pure Python takes ~2 s per MiB of small nodes.

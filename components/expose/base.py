@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import pulumi
 
-from components.config import Expose
+from ..config import Expose
 
 # A LoadBalancer on GKE takes a few minutes to get an address; Pulumi waits for it.
 ADDRESS_TIMEOUT = "20m"

@@ -6,8 +6,8 @@ from typing import Any
 
 import pulumi
 
-from components.config import Expose
-from components.expose.base import Exposure, url_for
+from ..config import Expose
+from .base import Exposure, url_for
 
 
 def in_cluster_url(service: str, namespace: str, port: int, tls: bool = True) -> str:

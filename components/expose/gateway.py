@@ -31,10 +31,10 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components.config import Expose
-from components.expose.base import Exposure, Site
-from components.facts.labels import CERTMAP_ANNOTATION, GKE_POLICY_API
-from components.manifest import manifest
+from ..config import Expose
+from ..facts.labels import CERTMAP_ANNOTATION, GKE_POLICY_API
+from ..manifest import manifest
+from .base import Exposure, Site
 
 GATEWAY_CLASS = "gke-l7-global-external-managed"
 GATEWAY_API = "gateway.networking.k8s.io/v1"

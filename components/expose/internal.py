@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.expose.base import LoadBalanced
-from components.facts.labels import INTERNAL_LB_ANNOTATION
+from ..facts.labels import INTERNAL_LB_ANNOTATION
+from .base import LoadBalanced
 
 
 class Internal(LoadBalanced):

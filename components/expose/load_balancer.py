@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.expose.base import LoadBalanced
+from .base import LoadBalanced
 
 
 class LoadBalancer(LoadBalanced):

@@ -6,8 +6,8 @@ from typing import Any
 
 import pulumi
 
-from components.config import Expose
-from components.expose.base import Exposure
+from ..config import Expose
+from .base import Exposure
 
 
 def node_port_endpoint(namespace: str, service: str, node_port: int | None = None) -> str:

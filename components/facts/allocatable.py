@@ -8,7 +8,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
 
-from components.facts import catalog
+from . import catalog
 
 # Where the facts come from (all checked 2026-11-22):
 #   GKE_DOCS: https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes

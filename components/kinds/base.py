@@ -19,10 +19,10 @@ from typing import Any, ClassVar, Protocol
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import WorkloadConfig
-from components.config.sleep import sleeps
-from components.facts.labels import PATCH_FORCE_ANNOTATION, SKIP_AWAIT_ANNOTATION
-from components.platform.kueue import (
+from ..config import WorkloadConfig
+from ..config.sleep import sleeps
+from ..facts.labels import PATCH_FORCE_ANNOTATION, SKIP_AWAIT_ANNOTATION
+from ..platform.kueue import (
     MAX_RUN_ANNOTATION,
     QUEUE,
     QUEUE_NAME_LABEL,

@@ -12,9 +12,9 @@ from typing import Any
 
 import pulumi_kubernetes as k8s
 
-from components.config import WorkloadConfig
-from components.kinds.base import Batch, Request
-from components.manifest import manifest
+from ..config import WorkloadConfig
+from ..manifest import manifest
+from .base import Batch, Request
 
 # Finished Jobs kept to read their logs: Kubernetes' own defaults, stated so the count is bounded
 # whatever the API server's defaulting (cron-jobs/#jobs-history-limits: "successfulJobsHistoryLimit

@@ -6,9 +6,9 @@ from typing import Any
 
 import pulumi_kubernetes as k8s
 
-from components.config import WorkloadConfig
-from components.kinds.base import Kind, Request, replicas
-from components.manifest import manifest
+from ..config import WorkloadConfig
+from ..manifest import manifest
+from .base import Kind, Request, replicas
 
 
 def deployment_strategy(w: WorkloadConfig) -> dict[str, Any]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pulumi_kubernetes as k8s
 
-from components.config import WorkloadConfig
-from components.kinds.base import Batch, Request
-from components.manifest import manifest
+from ..config import WorkloadConfig
+from ..manifest import manifest
+from .base import Batch, Request
 
 
 class Job(Batch):

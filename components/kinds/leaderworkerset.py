@@ -29,9 +29,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import WorkloadConfig, formats
-from components.kinds.base import Kind, Registered, Request, replicas
-from components.manifest import manifest
+from ..config import WorkloadConfig, formats
+from ..manifest import manifest
+from .base import Kind, Registered, Request, replicas
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 SET_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"

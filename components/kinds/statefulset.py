@@ -7,9 +7,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import WorkloadConfig
-from components.kinds.base import Kind, Request, replicas
-from components.manifest import claim_spec, manifest
+from ..config import WorkloadConfig
+from ..manifest import claim_spec, manifest
+from .base import Kind, Request, replicas
 
 
 def data_claims(w: WorkloadConfig) -> list[dict[str, Any]]:

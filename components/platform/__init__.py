@@ -13,35 +13,35 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.config import (
+from ..config import (
     ExistingClusterConfig,
     StackConfig,
     WorkloadConfig,
     defaults,
     kubeconfig_input,
 )
-from components.config.rules.cluster import existing_cluster_identifier
-from components.config.sleep import scales_on_metric, sleeps
-from components.platform.certificate import CertificateAuthority, CertificateAuthorityArgs
-from components.platform.cluster import (
+from ..config.rules.cluster import existing_cluster_identifier
+from ..config.sleep import scales_on_metric, sleeps
+from .certificate import CertificateAuthority, CertificateAuthorityArgs
+from .cluster import (
     ExistingCluster,
     ExistingClusterArgs,
     GkeCluster,
     GkeClusterArgs,
 )
-from components.platform.device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from components.platform.driver import (
+from .device_plugin import NvidiaDevicePlugin, NvidiaDevicePluginArgs
+from .driver import (
     NvidiaDriverInstaller,
     NvidiaDriverInstallerArgs,
     installer_pools,
 )
-from components.platform.keda import Keda, KedaArgs
-from components.platform.keda_drain import held_seconds
-from components.platform.kueue import Kueue, KueueArgs
-from components.platform.lws import Lws
-from components.platform.metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
-from components.platform.namespace import WorkloadNamespace, WorkloadNamespaceArgs
-from components.platform.nodepool import GpuNodePool, GpuNodePoolArgs
+from .keda import Keda, KedaArgs
+from .keda_drain import held_seconds
+from .kueue import Kueue, KueueArgs
+from .lws import Lws
+from .metrics_adapter import CustomMetricsAdapter, CustomMetricsAdapterArgs
+from .namespace import WorkloadNamespace, WorkloadNamespaceArgs
+from .nodepool import GpuNodePool, GpuNodePoolArgs
 
 
 @dataclass(frozen=True)

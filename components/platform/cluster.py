@@ -15,17 +15,17 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components.config import ClusterConfig, ClusterMode, ClusterSettings, typed
-from components.config.component_checks import (
+from ..config import ClusterConfig, ClusterMode, ClusterSettings, typed
+from ..config.component_checks import (
     ArgsError,
     cluster_args_problems,
     existing_args_problems,
 )
-from components.config.rules.registry import READER_ROLE, Repository
-from components.facts.labels import ROLE_LABEL
-from components.platform.cluster_settings import cluster_args, dns_endpoint_open
-from components.platform.kubeconfig import gke_kubeconfig
-from components.platform.nodepool import hardened_node_settings
+from ..config.rules.registry import READER_ROLE, Repository
+from ..facts.labels import ROLE_LABEL
+from .cluster_settings import cluster_args, dns_endpoint_open
+from .kubeconfig import gke_kubeconfig
+from .nodepool import hardened_node_settings
 
 # Least-privilege node identity: Google's "Use least privilege IAM service accounts" guide
 # (cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa)

@@ -13,9 +13,9 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from components.config import ClusterConfig, Maintenance
-from components.facts.labels import PRODUCTION_CLUSTER_LABEL
-from components.platform.nodepool import (
+from ..config import ClusterConfig, Maintenance
+from ..facts.labels import PRODUCTION_CLUSTER_LABEL
+from .nodepool import (
     CLOUD_PLATFORM_SCOPE,
     NO_SURGE,
     OAUTH_SCOPES,

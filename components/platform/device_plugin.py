@@ -9,20 +9,20 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.config import (
+from ..config import (
     DevicePluginConfig,
     DevicePluginKind,
     DevicePluginSettings,
     NodeLabel,
     typed,
 )
-from components.config.component_checks import ArgsError, plugin_args_problems
-from components.facts.labels import (
+from ..config.component_checks import ArgsError, plugin_args_problems
+from ..facts.labels import (
     DEVICE_PLUGIN_CONFIG_HASH_ANNOTATION,
     GPU_RESOURCE,
     POD_SECURITY_ENFORCE_LABEL,
 )
-from components.manifest import manifest
+from ..manifest import manifest
 
 # NVIDIA's static manifest, NVIDIA/k8s-device-plugin deployments/static/nvidia-device-plugin.yml
 # at the v0.20.0 release (commit 1b826acc, tagged 2026-08-19, the newest tag; checked 2026-11-22):

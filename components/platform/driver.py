@@ -7,16 +7,16 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import NodeImageType, NodePoolConfig, typed
-from components.config.component_checks import ArgsError, installer_args_problems
-from components.facts.labels import (
+from ..config import NodeImageType, NodePoolConfig, typed
+from ..config.component_checks import ArgsError, installer_args_problems
+from ..facts.labels import (
     ACCELERATOR_LABEL,
     CONFIDENTIAL_NODES_LABEL,
     DRIVER_VERSION_LABEL,
     FLAVOUR_LABEL,
     POOL_LABEL,
 )
-from components.manifest import manifest
+from ..manifest import manifest
 
 # Everything below follows GoogleCloudPlatform/container-engine-accelerators at 992db812 (HEAD
 # of master, 2026-06-11; checked 2026-11-22): nvidia-driver-installer/cos/daemonset-preloaded.yaml

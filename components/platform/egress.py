@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config.model import Egress
-from components.facts.labels import NAMESPACE_NAME_LABEL
-from components.platform import keda
+from ..config.model import Egress
+from ..facts.labels import NAMESPACE_NAME_LABEL
+from . import keda
 
 # Selects every pod of the namespace and allows no egress: "default deny all egress traffic"
 # (kubernetes.io, "Network Policies").

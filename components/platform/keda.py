@@ -46,7 +46,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.facts.labels import (
+from ..facts.labels import (
     APP_COMPONENT_LABEL,
     APP_INSTANCE_LABEL,
     APP_NAME_LABEL,
@@ -56,9 +56,9 @@ from components.facts.labels import (
     POD_SECURITY_ENFORCE_LABEL,
     POD_SECURITY_WARN_LABEL,
 )
-from components.manifest import manifest
-from components.platform import keda_fence
-from components.platform.keda_drain import drained
+from ..manifest import manifest
+from . import keda_fence
+from .keda_drain import drained
 
 VENDOR = Path(__file__).parent / "vendor" / "keda"
 CORE = VENDOR / "keda-2.20.2.yaml"

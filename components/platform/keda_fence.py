@@ -43,7 +43,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from components.facts.labels import APP_NAME_LABEL, GATE_NAME_LABEL, NAMESPACE_NAME_LABEL
+from ..facts.labels import APP_NAME_LABEL, GATE_NAME_LABEL, NAMESPACE_NAME_LABEL
 
 OPERATOR = "keda-operator"
 INTERCEPTOR_ROLE = "keda-add-ons-http-interceptor"

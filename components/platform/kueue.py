@@ -35,10 +35,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.config import NodePoolConfig
-from components.facts.labels import GPU_RESOURCE, NAMESPACE_NAME_LABEL, QUEUE_NAME, QUEUED_TAINT
-from components.manifest import manifest
-from components.platform.keda import register
+from ..config import NodePoolConfig
+from ..facts.labels import GPU_RESOURCE, NAMESPACE_NAME_LABEL, QUEUE_NAME, QUEUED_TAINT
+from ..manifest import manifest
+from .keda import register
 
 VENDOR = Path(__file__).parent / "vendor" / "kueue"
 RELEASE = VENDOR / "kueue-0.19.2.yaml"

@@ -23,7 +23,7 @@ from typing import Any
 import pulumi
 import yaml
 
-from components.platform.keda import register
+from .keda import register
 
 VENDOR = Path(__file__).parent / "vendor" / "lws"
 MANIFESTS = VENDOR / "lws-v0.8.0.yaml"

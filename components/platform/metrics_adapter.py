@@ -10,10 +10,10 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components.facts.identity import workload_identity_principal
-from components.facts.labels import GPU_RESOURCE, TPU_TAINT
-from components.manifest import manifest
-from components.platform import keda
+from ..facts.identity import workload_identity_principal
+from ..facts.labels import GPU_RESOURCE, TPU_TAINT
+from ..manifest import manifest
+from . import keda
 
 # GKE's documented path from a Prometheus metric to an HPA: Managed Service for Prometheus writes
 # the scraped metric to Cloud Monitoring, and the Custom Metrics Stackdriver Adapter serves it

@@ -9,8 +9,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config.rules import names
-from components.facts.labels import (
+from ..config.rules import names
+from ..facts.labels import (
     APP_NAME_LABEL,
     NAMESPACE_NAME_LABEL,
     POD_SECURITY_AUDIT_LABEL,
@@ -18,8 +18,8 @@ from components.facts.labels import (
     POD_SECURITY_WARN_LABEL,
     selector_labels,
 )
-from components.manifest import manifest
-from components.platform import egress
+from ..manifest import manifest
+from . import egress
 
 # Pod Security "restricted" is enforced: every pod the program creates here (workloads, gates,
 # and GKE's injected Cloud Storage FUSE sidecar, whose securityContext "follows Restricted Pod

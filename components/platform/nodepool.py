@@ -9,9 +9,9 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from components.config import GpuPool, NodePoolConfig, typed
-from components.config.component_checks import ArgsError, pool_args_problems
-from components.facts.labels import MIN_NODES_REASON_LABEL, POOL_LABEL, POOL_RESOURCE_LABEL
+from ..config import GpuPool, NodePoolConfig, typed
+from ..config.component_checks import ArgsError, pool_args_problems
+from ..facts.labels import MIN_NODES_REASON_LABEL, POOL_LABEL, POOL_RESOURCE_LABEL
 
 # Access is governed by the node service account's IAM roles, not by legacy OAuth scopes.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"

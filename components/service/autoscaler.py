@@ -9,10 +9,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import slices
-from components.config import WorkloadConfig
-from components.facts.labels import selector_labels, workload_labels
-from components.manifest import manifest
+from .. import slices
+from ..config import WorkloadConfig
+from ..facts.labels import selector_labels, workload_labels
+from ..manifest import manifest
 
 # Managed Service for Prometheus scrapes pods a PodMonitoring selects (monitoring.googleapis.com/v1;
 # CRD: GoogleCloudPlatform/prometheus-engine charts/operator/crds/

@@ -22,8 +22,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import CapacityChoice, WorkloadConfig
-from components.facts.labels import PART_OF, PART_OF_LABEL, WORKLOAD_LABEL
+from ..config import CapacityChoice, WorkloadConfig
+from ..facts.labels import PART_OF, PART_OF_LABEL, WORKLOAD_LABEL
 
 API_VERSION = "cloud.google.com/v1"
 KIND = "ComputeClass"

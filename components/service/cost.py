@@ -19,18 +19,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from components.config import (
+from ..config import (
     CapacityChoice,
     ClusterConfig,
     NodePoolConfig,
     StackConfig,
     WorkloadConfig,
 )
-from components.config.sleep import sleeps
-from components.facts import allocatable
-from components.facts.catalog import prices
-from components.platform import keda
-from components.service import gate_pod
+from ..config.sleep import sleeps
+from ..facts import allocatable
+from ..facts.catalog import prices
+from ..platform import keda
+from . import gate_pod
 
 ON_DEMAND, SPOT = "on-demand", "Spot"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import StackConfig
-from components.service.cost import Hourly, hourly
-from components.service.monitoring_queries import (
+from ..config import StackConfig
+from .cost import Hourly, hourly
+from .monitoring_queries import (
     RATE_WINDOW,
     alerts,
     error_rate,

@@ -11,11 +11,11 @@ from typing import Any, cast
 
 import pulumi
 
-from components.config import NAMESPACE, ExistingClusterConfig, StackConfig, WorkloadConfig
-from components.config.schema import WorkloadSpec
-from components.platform import Platform, watched
-from components.service.gpu_service import GpuServiceArgs, GpuServiceWaits
-from components.service.workload_args import ServiceCluster, ServiceNodePool, Workload
+from ..config import NAMESPACE, ExistingClusterConfig, StackConfig, WorkloadConfig
+from ..config.schema import WorkloadSpec
+from ..platform import Platform, watched
+from .gpu_service import GpuServiceArgs, GpuServiceWaits
+from .workload_args import ServiceCluster, ServiceNodePool, Workload
 
 
 def service_args(config: StackConfig, platform: Platform) -> list[tuple[str, GpuServiceArgs]]:

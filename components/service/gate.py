@@ -21,21 +21,21 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config.model import WorkloadConfig
-from components.config.rules.exposure import API_KEY_ENV
-from components.config.sleep import sleeps
-from components.facts.labels import (
+from ..config.model import WorkloadConfig
+from ..config.rules.exposure import API_KEY_ENV
+from ..config.sleep import sleeps
+from ..facts.labels import (
     APP_INSTANCE_LABEL,
     APP_NAME_LABEL,
     GATE_CONFIG_HASH_ANNOTATION,
     GATE_NAME_LABEL,
     MANAGED_BY_LABEL,
 )
-from components.manifest import manifest
-from components.platform import egress, keda
-from components.service import gate_metrics, gate_pod, haproxy, scale_to_zero
-from components.service.gate_pod import CERT_FILE, REPLICAS
-from components.service.pod import secret_env_names
+from ..manifest import manifest
+from ..platform import egress, keda
+from . import gate_metrics, gate_pod, haproxy, scale_to_zero
+from .gate_pod import CERT_FILE, REPLICAS
+from .pod import secret_env_names
 
 
 def gate_requires_key(w: WorkloadConfig) -> bool:

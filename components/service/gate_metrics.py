@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.platform.namespace import scrape_ingress
-from components.service import haproxy
-from components.service.autoscaler import SCRAPE_INTERVAL
+from ..platform.namespace import scrape_ingress
+from . import haproxy
+from .autoscaler import SCRAPE_INTERVAL
 
 # The gate container's port name for the exporter (gate.py names it; the PodMonitoring scrapes it).
 PORT_NAME = "metrics"

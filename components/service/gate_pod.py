@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import defaults
-from components.facts.labels import HOSTNAME_LABEL
-from components.service import gate_metrics, haproxy, haproxy_keys
-from components.service.pod import container_security_context
+from ..config import defaults
+from ..facts.labels import HOSTNAME_LABEL
+from . import gate_metrics, haproxy, haproxy_keys
+from .pod import container_security_context
 
 # The official HAProxy image (docker-library/haproxy), on the release line tests/test_gate.py runs
 # (Debian bookworm's 2.6; tests/test_gate_hardening.py compares the two). The digest is the

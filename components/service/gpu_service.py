@@ -13,42 +13,42 @@ from typing import NotRequired, TypedDict, cast
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import ConfigError, WorkloadConfig, defaults
-from components.config.one_workload import Resolved, resolve, to_raw
-from components.config.problems import Problem
-from components.config.rules.exposure import API_KEY_ENV
-from components.config.rules.network import DEFAULT_NETWORK
-from components.config.schema import ClusterSpec
-from components.config.sleep import sleeps
-from components.expose.base import Site
-from components.facts.labels import PRODUCTION_LABEL
-from components.platform.certificate import (
+from ..config import ConfigError, WorkloadConfig, defaults
+from ..config.one_workload import Resolved, resolve, to_raw
+from ..config.problems import Problem
+from ..config.rules.exposure import API_KEY_ENV
+from ..config.rules.network import DEFAULT_NETWORK
+from ..config.schema import ClusterSpec
+from ..config.sleep import sleeps
+from ..expose.base import Site
+from ..facts.labels import PRODUCTION_LABEL
+from ..platform.certificate import (
     ServerCertificate,
     ServerCertificateArgs,
     cluster_dns_names,
     split_hosts,
 )
-from components.service import haproxy
-from components.service.apikey import ApiKey, ApiKeyArgs
-from components.service.autoscaler import Autoscaler, AutoscalerArgs
-from components.service.compute_class import GpuComputeClass, GpuComputeClassArgs
-from components.service.gate import (
+from . import haproxy
+from .apikey import ApiKey, ApiKeyArgs
+from .autoscaler import Autoscaler, AutoscalerArgs
+from .compute_class import GpuComputeClass, GpuComputeClassArgs
+from .gate import (
     ApiGate,
     ApiGateArgs,
     gate_selector,
     gate_settings,
     model_service_name,
 )
-from components.service.load_balancer import (
+from .load_balancer import (
     LoadBalancerService,
     LoadBalancerServiceArgs,
     StaticAddress,
     static_address_name,
 )
-from components.service.model_cache import ModelCacheAccess, ModelCacheAccessArgs
-from components.service.scale_to_zero import ScaleToZero, ScaleToZeroArgs
-from components.service.workload import GpuWorkload, GpuWorkloadArgs
-from components.service.workload_args import ServiceCluster, ServiceNodePool, Workload
+from .model_cache import ModelCacheAccess, ModelCacheAccessArgs
+from .scale_to_zero import ScaleToZero, ScaleToZeroArgs
+from .workload import GpuWorkload, GpuWorkloadArgs
+from .workload_args import ServiceCluster, ServiceNodePool, Workload
 
 # Where every child of a GpuService lived before the component: the stack's root.
 WAS_ROOT = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]

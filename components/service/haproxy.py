@@ -21,11 +21,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from components.config import defaults, formats
-from components.service import haproxy_keys as keys
-from components.service import haproxy_limits as limits
-from components.service import haproxy_routing as routing
-from components.service.haproxy_syntax import error_body, quoted
+from ..config import defaults, formats
+from . import haproxy_keys as keys
+from . import haproxy_limits as limits
+from . import haproxy_routing as routing
+from .haproxy_syntax import error_body, quoted
 
 # Where the gate's image reads haproxy.cfg (its CMD, components/service/gate_pod.py), and the files
 # mounted beside it from the same ConfigMap.

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from components.service import haproxy_limits as limits
-from components.service.haproxy_syntax import error_body, quoted
+from . import haproxy_limits as limits
+from .haproxy_syntax import error_body, quoted
 
 # A consumer name is at most 32 characters (components/config/formats.py CONSUMER).
 CAPTURE_LENGTH = 32

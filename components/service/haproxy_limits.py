@@ -12,7 +12,7 @@ frontend's own limit); "timeout client", "timeout http-request" (4.2); "stick-ta
 
 from __future__ import annotations
 
-from components.service.haproxy_syntax import error_body, quoted
+from .haproxy_syntax import error_body, quoted
 
 # --- connection slots -----------------------------------------------------------------------------
 # Each open connection holds buffers (~32 KiB measured with half-sent requests): 500 keep a gate

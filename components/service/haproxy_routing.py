@@ -30,7 +30,7 @@ of v2.6.0. tests/test_routing.py runs two gates whose slots hold the replicas in
 
 from __future__ import annotations
 
-from components.service.haproxy_syntax import quoted
+from .haproxy_syntax import quoted
 
 # The first bytes of the body a route key holds (a system prompt of a few hundred characters, or
 # the start of a conversation), the load above the average at which a replica is passed over

@@ -11,11 +11,11 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components import slices
-from components.config.schema import ExposeType
-from components.expose.base import Exposure, Site
-from components.facts.labels import MANAGED_BY_LABEL
-from components.manifest import manifest
+from .. import slices
+from ..config.schema import ExposeType
+from ..expose.base import Exposure, Site
+from ..facts.labels import MANAGED_BY_LABEL
+from ..manifest import manifest
 
 
 @dataclass(frozen=True)

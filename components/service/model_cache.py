@@ -11,10 +11,10 @@ from typing import Any, Literal
 import pulumi
 import pulumi_gcp as gcp
 
-from components.config import Mode, WorkloadConfig
-from components.facts.allocatable import parse_memory
-from components.facts.identity import workload_identity_principal
-from components.facts.labels import (
+from ..config import Mode, WorkloadConfig
+from ..facts.allocatable import parse_memory
+from ..facts.identity import workload_identity_principal
+from ..facts.labels import (
     FUSE_CPU_LIMIT_ANNOTATION,
     FUSE_MEMORY_LIMIT_ANNOTATION,
     FUSE_VOLUMES_ANNOTATION,

@@ -20,15 +20,15 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.config import NAMESPACE, ClusterConfig, StackConfig
-from components.config.rules import names
-from components.config.sleep import scales_on_metric
-from components.facts.labels import MANAGED_BY_LABEL, PART_OF_LABEL, PRODUCTION_CLUSTER_LABEL
-from components.manifest import manifest
-from components.platform import Platform, scraped
-from components.service.autoscaler import pod_monitoring
-from components.service.dashboard import dashboard, display_name
-from components.service.monitoring_queries import Alert, alerts
+from ..config import NAMESPACE, ClusterConfig, StackConfig
+from ..config.rules import names
+from ..config.sleep import scales_on_metric
+from ..facts.labels import MANAGED_BY_LABEL, PART_OF_LABEL, PRODUCTION_CLUSTER_LABEL
+from ..manifest import manifest
+from ..platform import Platform, scraped
+from .autoscaler import pod_monitoring
+from .dashboard import dashboard, display_name
+from .monitoring_queries import Alert, alerts
 
 # Cloud Monitoring evaluates a PromQL condition at this interval (PrometheusQueryLanguageCondition
 # evaluationInterval; the API's default is 30s, a minute is plenty for alerts lasting minutes).

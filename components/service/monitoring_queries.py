@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.config import ClusterConfig, StackConfig
-from components.service import haproxy
+from ..config import ClusterConfig, StackConfig
+from . import haproxy
 
 # Window of the error rates: long enough that one failed request among few is not a 100% spike.
 RATE_WINDOW = "5m"

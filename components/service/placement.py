@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import Mode, WorkloadConfig
-from components.facts.labels import (
+from ..config import Mode, WorkloadConfig
+from ..facts.labels import (
     ACCELERATOR_LABEL,
     COMPUTE_CLASS_LABEL,
     DRIVER_VERSION_LABEL,
@@ -19,7 +19,7 @@ from components.facts.labels import (
     ZONE_LABEL,
     selector_labels,
 )
-from components.platform.nodepool import gke_pool_name
+from ..platform.nodepool import gke_pool_name
 
 # GKE taints GPU nodes with nvidia.com/gpu=present:NoSchedule (and Spot nodes may carry
 # cloud.google.com/gke-spot=true:NoSchedule); GPU pods tolerate both.

@@ -8,20 +8,20 @@ from typing import Any
 
 import pulumi
 
-from components import slices
-from components.config import Mode, WorkloadConfig, defaults
-from components.config.formats import is_vllm_image
-from components.config.rules.exposure import API_KEY_ENV
-from components.config.rules.mounts import HOME_PATH, SHM_PATH, TMP_PATH, mounts_home
-from components.facts.labels import GPU_RESOURCE, workload_labels
-from components.manifest import claim_spec
-from components.service.model_cache import (
+from .. import slices
+from ..config import Mode, WorkloadConfig, defaults
+from ..config.formats import is_vllm_image
+from ..config.rules.exposure import API_KEY_ENV
+from ..config.rules.mounts import HOME_PATH, SHM_PATH, TMP_PATH, mounts_home
+from ..facts.labels import GPU_RESOURCE, workload_labels
+from ..manifest import claim_spec
+from .model_cache import (
     model_cache_volumes,
     output_volumes,
     pod_annotations,
     reads_or_writes_a_bucket,
 )
-from components.service.placement import node_selector, tolerations, zone_spread
+from .placement import node_selector, tolerations, zone_spread
 
 # --- running as non-root with a read-only root filesystem -----------------------------------------
 # Writable places for an image built to run as root: an emptyDir at /tmp, and one for HOME when no

@@ -17,11 +17,11 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config.model import WorkloadConfig
-from components.config.sleep import sleeps
-from components.facts.labels import workload_labels
-from components.manifest import manifest
-from components.platform import keda_drain
+from ..config.model import WorkloadConfig
+from ..config.sleep import sleeps
+from ..facts.labels import workload_labels
+from ..manifest import manifest
+from ..platform import keda_drain
 
 API_VERSION = "http.keda.sh/v1alpha1"
 KIND = "HTTPScaledObject"

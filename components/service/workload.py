@@ -15,13 +15,13 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import slices
-from components.config import Mode, WorkloadConfig
-from components.facts.labels import selector_labels, workload_labels
-from components.kinds.base import Request
-from components.manifest import manifest
-from components.platform import egress
-from components.service.pod import pod_template, secret_env_names
+from .. import slices
+from ..config import Mode, WorkloadConfig
+from ..facts.labels import selector_labels, workload_labels
+from ..kinds.base import Request
+from ..manifest import manifest
+from ..platform import egress
+from .pod import pod_template, secret_env_names
 
 # A GPU node that scales up from zero, pulls a multi-GB inference image and loads a model
 # takes many minutes: Pulumi waits this long for the workload to become ready.

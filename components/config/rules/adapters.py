@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from components.config.context import Context
-from components.config.formats import is_vllm_image
-from components.config.problems import Problem
-from components.config.schema import AdapterSpec, WorkloadSpec
+from ..context import Context
+from ..formats import is_vllm_image
+from ..problems import Problem
+from ..schema import AdapterSpec, WorkloadSpec
 
 # The flags `adapters` sets: a user's own would be given twice.
 FLAGS = ("--enable-lora", "--lora-modules", "--max-loras", "--max-lora-rank", "--max-cpu-loras")

@@ -29,12 +29,12 @@ import re
 import zoneinfo
 from collections.abc import Iterator
 
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.rules.capacity_sources import FLEX_START_MIN_GKE
-from components.config.rules.coldstart import BUCKET
-from components.config.schema import NodePoolSpec, WorkloadSpec
-from components.facts import pins
+from ...facts import pins
+from ..context import Context
+from ..problems import Problem
+from ..schema import NodePoolSpec, WorkloadSpec
+from .capacity_sources import FLEX_START_MIN_GKE
+from .coldstart import BUCKET
 
 # DWS: a flex-start VM lives at most seven days, so no run may ask to hold one longer.
 MAX_RUN_SECONDS = 7 * 24 * 3600

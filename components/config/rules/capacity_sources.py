@@ -35,12 +35,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 
-from components.config.context import Context
-from components.config.model import Reservation
-from components.config.problems import Problem
-from components.config.rules.pools import choices, machine_candidates
-from components.config.schema import NodePoolSpec, ReservationSpec
-from components.facts import catalog, pins
+from ...facts import catalog, pins
+from ..context import Context
+from ..model import Reservation
+from ..problems import Problem
+from ..schema import NodePoolSpec, ReservationSpec
+from .pools import choices, machine_candidates
 
 # DWS: the oldest GKE version whose GPU node pools take flex-start.
 FLEX_START_MIN_GKE = "1.32.2-gke.1652000"

@@ -10,9 +10,9 @@ from typing import Any
 
 import yaml
 
-from components.config import formats
-from components.config.context import Context
-from components.config.model import (
+from .. import formats
+from ..context import Context
+from ..model import (
     NAMESPACE,
     DevicePluginConfig,
     DevicePluginKind,
@@ -20,11 +20,11 @@ from components.config.model import (
     NodeLabel,
     Secret,
 )
-from components.config.parse import parse
-from components.config.problems import Problem, Problems
-from components.config.rules import exposure
-from components.config.rules.pools import cidr_problems
-from components.config.schema import DEVICE_PLUGIN_TYPES, ClusterSpec, DevicePluginSpec
+from ..parse import parse
+from ..problems import Problem, Problems
+from ..schema import DEVICE_PLUGIN_TYPES, ClusterSpec, DevicePluginSpec
+from . import exposure
+from .pools import cidr_problems
 
 # cluster keys that configure a GKE cluster: on an existing cluster they would do nothing.
 GKE_ONLY_CLUSTER_KEYS = (

@@ -13,13 +13,13 @@ from collections.abc import Iterator
 
 from pydantic.alias_generators import to_camel
 
-from components.config import formats
-from components.config.context import Context
-from components.config.model import ModelCache, NodePoolConfig, WorkloadConfig
-from components.config.problems import Problem
-from components.config.schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
-from components.config.sleep import scales_on_metric, sleeps
-from components.facts import allocatable, pins
+from ...facts import allocatable, pins
+from .. import formats
+from ..context import Context
+from ..model import ModelCache, NodePoolConfig, WorkloadConfig
+from ..problems import Problem
+from ..schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
+from ..sleep import scales_on_metric, sleeps
 
 # --- image streaming ----------------------------------------------------------------------------
 # GKE's "Use Image streaming to pull container images" (cloud.google.com/kubernetes-engine/docs/

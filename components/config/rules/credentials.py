@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from components.config import formats
-from components.config.context import Context
-from components.config.model import NAMESPACE
-from components.config.problems import Problem, under
-from components.config.rules.exposure import API_KEY_ENV, API_KEY_FLAG
-from components.config.schema import WorkloadSpec
-from components.config.source import KNOWN_KEYS, SECRET_PLACEHOLDER
+from .. import formats
+from ..context import Context
+from ..model import NAMESPACE
+from ..problems import Problem, under
+from ..schema import WorkloadSpec
+from ..source import KNOWN_KEYS, SECRET_PLACEHOLDER
+from .exposure import API_KEY_ENV, API_KEY_FLAG
 
 # Words of an env or flag name (split at `_`, `-`, `.`) that name a credential. Whole words, so
 # TOKENIZERS_PARALLELISM and --max-num-batched-tokens are not credentials.

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from components.config import formats
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.schema import Driver, Mode, NodePoolSpec, WorkloadSpec
-from components.facts import catalog, pins
+from ...facts import catalog, pins
+from .. import formats
+from ..context import Context
+from ..problems import Problem
+from ..schema import Driver, Mode, NodePoolSpec, WorkloadSpec
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.config import defaults
-from components.config.context import Context
-from components.config.formats import is_vllm_image
-from components.config.problems import Problem
-from components.config.rules.pools import cidr_problems
-from components.config.schema import WorkloadSpec
+from .. import defaults
+from ..context import Context
+from ..formats import is_vllm_image
+from ..problems import Problem
+from ..schema import WorkloadSpec
+from .pools import cidr_problems
 
 
 def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:

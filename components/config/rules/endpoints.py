@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.rules.exposure import api_key
-from components.config.schema import WorkloadSpec
+from ..context import Context
+from ..problems import Problem
+from ..schema import WorkloadSpec
+from .exposure import api_key
 
 # expose.domain: auto names the endpoint under the project's free Cloud Endpoints domain:
 # "<name>.endpoints.<project>.cloud.goog" (Cloud Endpoints, "Configuring DNS on the cloud.goog

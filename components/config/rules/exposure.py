@@ -5,11 +5,11 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator, Sequence
 
-from components.config import formats
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.schema import ExposeType, Mode, WorkloadSpec
-from components.config.sleep import sleeps
+from .. import formats
+from ..context import Context
+from ..problems import Problem
+from ..schema import ExposeType, Mode, WorkloadSpec
+from ..sleep import sleeps
 
 # The environment variable vLLM's OpenAI server reads its API key from: vllm/envs.py declares
 # "VLLM_API_KEY": lambda: os.environ.get("VLLM_API_KEY", None), and the server adds its

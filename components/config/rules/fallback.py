@@ -8,29 +8,29 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
-from components.config import formats
-from components.config.context import Context
-from components.config.model import (
+from ...facts import allocatable, catalog, pins
+from ...facts.allocatable import Resources
+from .. import formats
+from ..context import Context
+from ..model import (
     CapacityChoice,
     NodePoolConfig,
     ProvisioningLimit,
     Reservation,
     WorkloadConfig,
 )
-from components.config.problems import Problem
-from components.config.rules import fit
-from components.config.rules.capacity_sources import (
+from ..problems import Problem
+from ..schema import FallbackSpec, Mode, SystemPoolSpec, WorkloadSpec
+from . import fit
+from .capacity_sources import (
     consumption_of,
     reservation,
     sold_text,
     system_node_count,
     way_text,
 )
-from components.config.rules.drivers import image_cuda, needs_latest_driver
-from components.config.rules.pools import choices, gpu_type_problems
-from components.config.schema import FallbackSpec, Mode, SystemPoolSpec, WorkloadSpec
-from components.facts import allocatable, catalog, pins
-from components.facts.allocatable import Resources
+from .drivers import image_cuda, needs_latest_driver
+from .pools import choices, gpu_type_problems
 
 
 def smallest_fitting_machine(

@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from components.config import formats
-from components.config.model import NodePoolConfig, WorkloadConfig
-from components.config.problems import Problem
-from components.config.rules.coldstart import FUSE_SIDECAR_MEMORY_BYTES, FUSE_SIDECAR_MILLICORES
-from components.config.schema import Mode, NodePoolSpec, WorkloadSpec
-from components.facts import allocatable, catalog
-from components.facts.allocatable import Resources
+from ...facts import allocatable, catalog
+from ...facts.allocatable import Resources
+from .. import formats
+from ..model import NodePoolConfig, WorkloadConfig
+from ..problems import Problem
+from ..schema import Mode, NodePoolSpec, WorkloadSpec
+from .coldstart import FUSE_SIDECAR_MEMORY_BYTES, FUSE_SIDECAR_MILLICORES
 
 # Requests of a GKE workload whose GPU count no machine carries: a stand-in, as that count's own
 # problem is reported and nothing is built (existing clusters assume no requests at all).

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.config import formats
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.schema import WorkloadSpec
-from components.config.sleep import sleeps
+from .. import formats
+from ..context import Context
+from ..problems import Problem
+from ..schema import WorkloadSpec
+from ..sleep import sleeps
 
 
 def group_kind(w: WorkloadSpec) -> str:

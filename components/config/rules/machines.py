@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.schema import ClusterSpec
-from components.facts import allocatable
-from components.facts.catalog.machines import N1_MACHINES
+from ...facts import allocatable
+from ...facts.catalog.machines import N1_MACHINES
+from ..context import Context
+from ..problems import Problem
+from ..schema import ClusterSpec
 
 # Sources (read 2026-11-23):
 #   GKE_MACHINES: GKE's cluster autoscaler, package machinetypes (the file catalog/machines.py

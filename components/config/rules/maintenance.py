@@ -24,16 +24,16 @@ import math
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-from components.config import defaults
-from components.config.context import Context
-from components.config.model import (
+from .. import defaults
+from ..context import Context
+from ..model import (
     Maintenance,
     MaintenanceExclusion,
     MaintenanceWindow,
     UpgradeScope,
 )
-from components.config.problems import Problem
-from components.config.schema import ClusterSpec, MaintenanceWindowSpec
+from ..problems import Problem
+from ..schema import ClusterSpec, MaintenanceWindowSpec
 
 MIN_AVAILABLE = timedelta(hours=48)
 ROLLING_DAYS = 32

@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from components.config import formats
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.rules import vllm
-from components.config.schema import WorkloadSpec
-from components.facts import catalog, models
+from ...facts import catalog, models
+from .. import formats
+from ..context import Context
+from ..problems import Problem
+from ..schema import WorkloadSpec
+from . import vllm
 
 # Bytes per weight of each dtype or quantization name vLLM takes (--dtype, --quantization).
 BYTES = {

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from components.config import formats
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.schema.monitoring import MonitoringSpec
+from .. import formats
+from ..context import Context
+from ..problems import Problem
+from ..schema.monitoring import MonitoringSpec
 
 # A notification channel's resource name (Cloud Monitoring API v3,
 # projects.notificationChannels: "projects/[PROJECT_ID_OR_NUMBER]/notificationChannels/

@@ -8,9 +8,9 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Iterator
 
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.schema import WorkloadSpec
+from ..context import Context
+from ..problems import Problem
+from ..schema import WorkloadSpec
 
 # Paths the program mounts in workload containers itself (components/service/workload.py): shared
 # memory

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from components.config import formats
-from components.config.context import HIDDEN
-from components.config.model import NAMESPACE
-from components.config.problems import Problem
-from components.facts.labels import GATE_NAME_LABEL
+from ...facts.labels import GATE_NAME_LABEL
+from .. import formats
+from ..context import HIDDEN
+from ..model import NAMESPACE
+from ..problems import Problem
 
 # Namespaces Kubernetes and GKE manage themselves: Kubernetes' own `kube-` namespaces and
 # `default`, and GKE's managed namespaces (cloud.google.com/kubernetes-engine/docs/concepts/

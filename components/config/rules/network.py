@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from components.config import formats
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.rules.cluster import gke_only_problems
-from components.config.rules.exposure import GKE_NETWORK_KEYS, reserves_address
-from components.config.schema import ClusterSpec, WorkloadSpec
+from .. import formats
+from ..context import Context
+from ..problems import Problem
+from ..schema import ClusterSpec, WorkloadSpec
+from .cluster import gke_only_problems
+from .exposure import GKE_NETWORK_KEYS, reserves_address
 
 # GCE resource names (networks, subnetworks, secondary ranges): RFC 1035, 1-63 characters
 # (https://cloud.google.com/compute/docs/naming-resources).

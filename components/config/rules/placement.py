@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from components.config.context import Context
-from components.config.model import NodePoolConfig
-from components.config.problems import Problem
-from components.config.rules import fit
-from components.config.rules.pools import choices, gpu_type_problems
-from components.config.schema import Mode, WorkloadSpec
-from components.facts import allocatable, catalog
-from components.facts.allocatable import Resources
+from ...facts import allocatable, catalog
+from ...facts.allocatable import Resources
+from ..context import Context
+from ..model import NodePoolConfig
+from ..problems import Problem
+from ..schema import Mode, WorkloadSpec
+from . import fit
+from .pools import choices, gpu_type_problems
 
 
 def fits(w: WorkloadSpec, pool: NodePoolConfig, queued: bool = True) -> bool:

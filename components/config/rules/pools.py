@@ -5,11 +5,11 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.schema import NodePoolSpec
-from components.facts import catalog
-from components.facts.catalog import zones
+from ...facts import catalog
+from ...facts.catalog import zones
+from ..context import Context
+from ..problems import Problem
+from ..schema import NodePoolSpec
 
 
 def cidr_problems(

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.rules import exposure
-from components.config.schema import ClusterSpec, WorkloadSpec
+from ..context import Context
+from ..problems import Problem
+from ..schema import ClusterSpec, WorkloadSpec
+from . import exposure
 
 
 def cluster_problems(

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from components.config import formats
+from .. import formats
 
 READER_ROLE = "roles/artifactregistry.reader"
 _DOCKER_PKG = re.compile(

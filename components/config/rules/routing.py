@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Literal
 
-from components.config.context import Context
-from components.config.problems import Problem
-from components.config.schema import WorkloadSpec
-from components.config.sleep import sleeps
+from ..context import Context
+from ..problems import Problem
+from ..schema import WorkloadSpec
+from ..sleep import sleeps
 
 Routing = Literal["cache-aware", "round-robin"]
 CACHE_AWARE: Routing = "cache-aware"

@@ -8,9 +8,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from components.config import formats
-from components.config.problems import Problem
-from components.config.yaml_guard import DEEP, MAX_DEPTH
+from .. import formats
+from ..problems import Problem
+from ..yaml_guard import DEEP, MAX_DEPTH
 
 # What one workload's config may add up to. Its secret env values become one Kubernetes Secret,
 # limited to 1 MiB ("Individual Secrets are limited to 1MiB in size",

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from components.config.problems import Problem
+from ..problems import Problem
 
 HEALTH_PATH = "/health"
 DEFAULT_PORT = 8000

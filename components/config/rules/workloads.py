@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.config import formats
-from components.config.context import HIDDEN_KEY, Context
-from components.config.model import NAMESPACE
-from components.config.problems import Problem
-from components.config.rules import vllm
-from components.config.rules.pools import cidr_problems, gpu_type_problems
-from components.config.schema import WorkloadSpec
-from components.facts import allocatable, catalog
+from ...facts import allocatable, catalog
+from .. import formats
+from ..context import HIDDEN_KEY, Context
+from ..model import NAMESPACE
+from ..problems import Problem
+from ..schema import WorkloadSpec
+from . import vllm
+from .pools import cidr_problems, gpu_type_problems
 
 # Node labels the program sets itself to place GPU pods (GKE's docs: how-to/gpus, autopilot-gpus,
 # timesharing-gpus, gpus-multi, spot-vms, custom compute classes). A user's nodeSelector with one

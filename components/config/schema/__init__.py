@@ -16,7 +16,7 @@ links relative to docs/.
 
 from __future__ import annotations
 
-from components.config.schema.base import (
+from .base import (
     DEVICE_PLUGIN_TYPES,
     MODES,
     VLLM_PORT,
@@ -42,7 +42,7 @@ from components.config.schema.base import (
     Text,
     Zone,
 )
-from components.config.schema.cluster import (
+from .cluster import (
     ClusterSpec,
     DevicePluginSharingSpec,
     DevicePluginSpec,
@@ -53,8 +53,8 @@ from components.config.schema.cluster import (
     MaintenanceWindowSpec,
     SystemPoolSpec,
 )
-from components.config.schema.disks import CacheSpec, ModelCacheSpec, StorageSpec
-from components.config.schema.pools import (
+from .disks import CacheSpec, ModelCacheSpec, StorageSpec
+from .pools import (
     FallbackSpec,
     NodePoolSpec,
     Reservation,
@@ -63,12 +63,12 @@ from components.config.schema.pools import (
     SharingSpec,
     WorkloadResourcesSpec,
 )
-from components.config.schema.stack_keys import (
+from .stack_keys import (
     STACK_KEYS,
     StackKey,
     aliases,
 )
-from components.config.schema.workloads import (
+from .workloads import (
     AdapterSpec,
     AutoscaleSpec,
     EgressSpec,

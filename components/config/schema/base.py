@@ -7,8 +7,8 @@ from typing import Annotated, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
-from components.config import formats
-from components.config.rules import vllm
+from .. import formats
+from ..rules import vllm
 
 # vLLM's OpenAI server's own default port (rules/vllm.py has the source).
 VLLM_PORT = vllm.DEFAULT_PORT

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import StringConstraints
 
-from components.config.schema.base import AbsolutePath, Model
+from .base import AbsolutePath, Model
 
 # Checked in rules/batch.py, whose messages say what is allowed: a duration (`4h`, `1h30m`), a
 # Cloud Storage bucket name, a tz database name.

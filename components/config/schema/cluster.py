@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from components.config import formats
-from components.config.schema.base import (
+from .. import formats
+from .base import (
     DevicePluginType,
     DnsEndpoint,
     GceName,

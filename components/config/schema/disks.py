@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
-from components.config.schema.base import AbsolutePath, K8sName, MemoryQuantity, Model
+from .base import AbsolutePath, K8sName, MemoryQuantity, Model
 
 
 class StorageSpec(Model):

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from components.config.schema.base import Model
+from .base import Model
 
 Reference = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 

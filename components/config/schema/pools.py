@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from components.config.schema.base import (
+from .base import (
     CpuQuantity,
     Driver,
     GkeName,
@@ -17,7 +17,7 @@ from components.config.schema.base import (
     Zone,
     _pattern,
 )
-from components.config.schema.cluster import (
+from .cluster import (
     GpuSpec,
 )
 

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from components.config import formats
-from components.config.schema.base import (
+from .. import formats
+from .base import (
     Model,
 )
-from components.config.schema.cluster import (
+from .cluster import (
     ClusterSpec,
     DevicePluginSpec,
 )
-from components.config.schema.monitoring import MonitoringSpec
-from components.config.schema.pools import (
+from .monitoring import MonitoringSpec
+from .pools import (
     NodePoolSpec,
 )
-from components.config.schema.workloads import (
+from .workloads import (
     WorkloadSpec,
 )
 

@@ -7,9 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints, model_validator
 
-from components.config import formats
-from components.config.rules import vllm
-from components.config.schema.base import (
+from .. import formats
+from ..rules import vllm
+from .base import (
     VLLM_PORT,
     ExposeType,
     Image,
@@ -21,12 +21,12 @@ from components.config.schema.base import (
     Text,
     _pattern,
 )
-from components.config.schema.batch import OutputSpec, QueueSpec, Schedule, TimeZone
-from components.config.schema.cluster import (
+from .batch import OutputSpec, QueueSpec, Schedule, TimeZone
+from .cluster import (
     GpuSpec,
 )
-from components.config.schema.disks import CacheSpec, ModelCacheSpec, StorageSpec
-from components.config.schema.pools import (
+from .disks import CacheSpec, ModelCacheSpec, StorageSpec
+from .pools import (
     FallbackSpec,
     WorkloadResourcesSpec,
 )

@@ -7,10 +7,10 @@ docs/gpus.md and `python -m tools.gpus`. Everything here is a plain function of 
 
 from __future__ import annotations
 
-from components.facts.catalog.gpus import GPU_TYPES, RETIRED
-from components.facts.catalog.machines import N1_MAX_VCPUS, custom_n1_problem, is_custom_name
-from components.facts.catalog.machines import custom_machine as _custom
-from components.facts.catalog.model import (
+from .gpus import GPU_TYPES, RETIRED
+from .machines import N1_MAX_VCPUS, custom_n1_problem, is_custom_name
+from .machines import custom_machine as _custom
+from .model import (
     ALL_CONSUMPTION,
     CONSUMPTION_ORDER,
     FLEX_START,
@@ -20,7 +20,7 @@ from components.facts.catalog.model import (
     GpuType,
     MachineType,
 )
-from components.facts.catalog.table import gpu_rows, readme_table
+from .table import gpu_rows, readme_table
 
 __all__ = [
     "ALL_CONSUMPTION",

@@ -23,8 +23,8 @@ Sources (checked 2026-11-22), besides those of components/facts/catalog/machines
 
 from __future__ import annotations
 
-from components.facts.catalog import machines as m
-from components.facts.catalog.model import GpuType, MachineType
+from . import machines as m
+from .model import GpuType, MachineType
 
 # GPUs per pod that Autopilot accepts. Which types: WARDEN, plus B200 and RTX PRO 6000 from
 # GCA_AUTOPILOT. The per-pod counts on Google's autopilot-gpus page

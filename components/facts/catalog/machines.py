@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from components.facts.catalog.model import (
+from .model import (
     ALL_CONSUMPTION,
     FLEX_START,
     ON_DEMAND,

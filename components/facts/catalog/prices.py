@@ -25,8 +25,8 @@ checks the README's quoted figures against the plan).
 
 from __future__ import annotations
 
-from components.facts.catalog import price_table
-from components.facts.catalog.machines import custom_machine, is_custom_name
+from . import price_table
+from .machines import custom_machine, is_custom_name
 
 PRICE_REGIONS = tuple(price_table.REGION_MACHINE_PRICES)
 PRICE_DATE = price_table.CATALOG_DATE

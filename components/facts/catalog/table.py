@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from components.facts.catalog.gpus import GPU_TYPES
-from components.facts.catalog.machines import N1_MAX_VCPUS
-from components.facts.catalog.model import CONSUMPTION_ORDER, RESERVATION, GpuType, MachineType
+from .gpus import GPU_TYPES
+from .machines import N1_MAX_VCPUS
+from .model import CONSUMPTION_ORDER, RESERVATION, GpuType, MachineType
 
 HEADERS = (
     "GPU type",

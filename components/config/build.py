@@ -138,20 +138,29 @@ class WorkloadPlan:
     """With fallbacks: its ComputeClass priorities, its own choice first."""
 
 
+def _model_cache(w: WorkloadSpec) -> ModelCache | None:
+    if w.model_cache is None:
+        return None
+    return from_spec(
+        ModelCache, w.model_cache, mount_path=w.model_cache.mount_path.rstrip("/") or "/"
+    )
+
+
+def _args(w: WorkloadSpec, cache: ModelCache | None, vllm_server: bool) -> tuple[str, ...]:
+    """The container's args: the stack file's, with what the model cache and adapters add."""
+    args = tuple(w.args)
+    if cache is not None and vllm_server:
+        args = coldstart.vllm_args_for_cache(args, cache)
+    return args + adapters.vllm_args(w)
+
+
 def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
     w, pool, requests, capacity = plan.spec, plan.pool, plan.requests, plan.capacity
     vllm_server = formats.is_vllm_image(w.image)
     secret = secret_env_values(plan.index, w, ctx)
-    cache = (
-        from_spec(ModelCache, w.model_cache, mount_path=w.model_cache.mount_path.rstrip("/") or "/")
-        if w.model_cache
-        else None
-    )
+    cache = _model_cache(w)
     scale = w.autoscale
-    args = tuple(w.args)
-    if cache is not None and vllm_server:
-        args = coldstart.vllm_args_for_cache(args, cache)
-    args += adapters.vllm_args(w)
+    args = _args(w, cache, vllm_server)
     return from_spec(
         WorkloadConfig,
         w,

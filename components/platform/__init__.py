@@ -142,6 +142,18 @@ def build(config: StackConfig) -> Platform:
     )
     tls = any(w.expose.tls for w in config.exposed if w.expose)
     ca = CertificateAuthority("ca", CertificateAuthorityArgs(stack=config.stack)) if tls else None
+    kueue, lws = _run_controllers(config, cluster, namespace, k8s_opts)
+    return Platform(config, cluster, capacity, namespace, adapter, ca, protect, keda, kueue, lws)
+
+
+def _run_controllers(
+    config: StackConfig,
+    cluster: pulumi.Resource,
+    namespace: WorkloadNamespace,
+    k8s_opts: pulumi.ResourceOptions,
+) -> tuple[Kueue | None, Lws | None]:
+    """The controllers of the ways a workload may run beyond Kubernetes' own kinds: Kueue and the
+    stack's queue (a Job with `queue`), the LeaderWorkerSet controller (`hosts` > 1)."""
     kueue = (
         Kueue(
             "kueue",
@@ -158,7 +170,7 @@ def build(config: StackConfig) -> Platform:
     )
     grouped = any(w.hosts > 1 for w in config.workloads)
     lws = Lws("lws", after=[cluster], opts=k8s_opts) if grouped else None
-    return Platform(config, cluster, capacity, namespace, adapter, ca, protect, keda, kueue, lws)
+    return kueue, lws
 
 
 def _existing(cfg: ExistingClusterConfig) -> tuple[ExistingCluster, list[pulumi.Resource], bool]:

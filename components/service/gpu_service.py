@@ -8,17 +8,13 @@ deployed before upgrades without deleting or replacing anything (tests/test_upgr
 """
 
 from collections.abc import Sequence
-from typing import NotRequired, TypedDict, cast
+from typing import cast
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from ..config import ConfigError, WorkloadConfig, defaults
-from ..config.one_workload import Resolved, resolve, to_raw
-from ..config.problems import Problem
+from ..config import WorkloadConfig, defaults
 from ..config.rules.exposure import API_KEY_ENV
 from ..config.rules.network import DEFAULT_NETWORK
-from ..config.schema import ClusterSpec
 from ..config.sleep import sleeps
 from ..expose.base import Site
 from ..facts.labels import PRODUCTION_LABEL
@@ -39,6 +35,7 @@ from .gate import (
     gate_settings,
     model_service_name,
 )
+from .gpu_service_args import GpuServiceArgs, GpuServiceWaits, decide
 from .load_balancer import (
     LoadBalancerService,
     LoadBalancerServiceArgs,
@@ -48,73 +45,9 @@ from .load_balancer import (
 from .model_cache import ModelCacheAccess, ModelCacheAccessArgs
 from .scale_to_zero import ScaleToZero, ScaleToZeroArgs
 from .workload import GpuWorkload, GpuWorkloadArgs
-from .workload_args import ServiceCluster, ServiceNodePool, Workload
 
 # Where every child of a GpuService lived before the component: the stack's root.
 WAS_ROOT = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
-
-
-class GpuServiceCa(TypedDict):
-    """The CA that signs the certificate of a workload served over TLS (`expose.tls`)."""
-
-    cert_pem: pulumi.Input[str]
-    """Its certificate (public: clients trust it)."""
-    private_key_pem: pulumi.Input[str]
-    """Its private key (a secret)."""
-
-
-class GpuServiceWaits(TypedDict):
-    """What the service's objects wait for: outputs of resources of any package (their `urn`,
-    or another output of them; a component's stands for every resource in it). A component's
-    own `dependsOn` does not reach its children, so each child is handed the ones it needs."""
-
-    namespace: NotRequired[list[pulumi.Input[str]]]
-    """The namespace (e.g. its Namespace's `metadata.name`): every object placed in it."""
-    gpu_capacity: NotRequired[list[pulumi.Input[str]]]
-    """The GPU capacity pods need: node pools, driver installers, the device plugin."""
-    cluster: NotRequired[list[pulumi.Input[str]]]
-    """The cluster: the model bucket's access is granted to its workload identity pool."""
-    keda: NotRequired[list[pulumi.Input[str]]]
-    """KEDA and its HTTP add-on, ready (a workload with `autoscale.minReplicas: 0`)."""
-    metrics_adapter: NotRequired[list[pulumi.Input[str]]]
-    """The custom metrics adapter the HorizontalPodAutoscaler reads (`autoscale`, GKE)."""
-    kueue: NotRequired[list[pulumi.Input[str]]]
-    """Kueue and the stack's queue objects, ready (a Job with `queue`)."""
-    lws: NotRequired[list[pulumi.Input[str]]]
-    """The LeaderWorkerSet controller, its CRD and webhooks, ready (`hosts` > 1)."""
-
-
-class GpuServiceArgs(TypedDict):
-    """One GPU workload and everything that makes it a service, on a cluster built elsewhere."""
-
-    workload: Workload
-    """The workload, as a stack file's `gke-gpu:workloads` entry writes it."""
-    cluster: ServiceCluster
-    """The cluster's keys its decisions read, as the stack file's `gke-gpu:cluster` writes them
-    (`name` and `location` as the cluster has them)."""
-    kubernetes: k8s.Provider
-    """The Kubernetes provider of the cluster every Kubernetes object is created through."""
-    node_pools: NotRequired[list[ServiceNodePool]]
-    """Standard: the cluster's GPU node pools, as `gke-gpu:nodePools` entries, each with the
-    `machineType` and `driver` it has; the workload lands on the smallest that fits."""
-    project: NotRequired[str]
-    """The Google Cloud project (GKE: required)."""
-    region: NotRequired[str]
-    """The region of the cluster (GKE: required)."""
-    namespace: NotRequired[str]
-    """The Kubernetes namespace the workload lives in. Default: `gke-gpu`."""
-    secrets: NotRequired[dict[str, pulumi.Input[str]]]
-    """The values `workload.secretEnv` names, by name (secrets)."""
-    env_secrets: NotRequired[list[str]]
-    """Keys of `workload.env` whose values are secrets: kept in the workload's Secret."""
-    secret_args: NotRequired[bool]
-    """`workload.args` may hold a secret: passed through the Secret (every env value too)."""
-    ca: NotRequired[GpuServiceCa]
-    """Signs the certificate of a workload exposed with TLS (required then)."""
-    monitored: NotRequired[bool]
-    """GKE with a dashboard or alerts: Managed Service for Prometheus scrapes the gate."""
-    waits: NotRequired[GpuServiceWaits]
-    """What its objects wait for."""
 
 
 class GpuService(pulumi.ComponentResource):
@@ -131,7 +64,7 @@ class GpuService(pulumi.ComponentResource):
         self, name: str, args: GpuServiceArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         # Every problem of the Args at once, before anything is registered.
-        resolved = _resolved(args, f"the Args of GpuService {name!r}")
+        resolved = decide(args, f"the Args of GpuService {name!r}")
         super().__init__("gke-gpu:index:GpuService", name, None, opts)
         w = resolved.workload
         self.workload: WorkloadConfig = w
@@ -145,9 +78,7 @@ class GpuService(pulumi.ComponentResource):
         self._namespace = pulumi.Output.all(*self._waits.get("namespace", [])).apply(
             lambda _: namespace
         )
-        after = [*_waiting(self._waits.get("gpu_capacity", [])), *self._capacity()]
-        if w.hosts > 1:
-            after += _waiting(self._waits.get("lws", []))  # the LWS CRD, controller, webhooks
+        after = self._pods_wait_for()
         # Generated once, kept in state, read by vLLM from VLLM_API_KEY (the workload's Secret).
         self.api_key = (
             ApiKey(f"apikey-{w.name}", ApiKeyArgs(workload=w.name), opts=self._root()).value
@@ -155,13 +86,7 @@ class GpuService(pulumi.ComponentResource):
             else None
         )
         self.consumer_keys = self._consumer_keys()
-        # A sleeping model's workload waits for its scaler, so `pulumi destroy` deletes the
-        # Deployment before the HTTPScaledObject. The other way round, the add-on's ScaledObject
-        # (restoreToOriginalReplicaCount: true, kedacore/http-add-on@4ea8a863 pkg/k8s/
-        # scaledobject.go line 55) has KEDA's finalizer scale the Deployment back to the one
-        # replica it was created with (kedacore/keda@68a5b502 controllers/keda/
-        # scaledobject_finalizer.go 49-70), and a GPU node starts while the stack goes away
-        # (issue 31). A Deployment already gone is skipped there (NotFound, same lines).
+        # A sleeping model's workload waits for its scaler (see _scale_to_zero: destroy order).
         scaler = self._scale_to_zero(after) if sleeps(w) else None
         workload = GpuWorkload(
             f"workload-{w.name}",
@@ -191,11 +116,27 @@ class GpuService(pulumi.ComponentResource):
         self.url = self.service.url if self.service else None
         self.register_outputs({"url": self.url})
 
+    def _pods_wait_for(self) -> list[pulumi.Resource]:
+        """What the workload's pods need first: the GPU capacity, the workload's own (its
+        ComputeClass, its buckets' access, its queue), and a group's controller."""
+        after = [*_waiting(self._waits.get("gpu_capacity", [])), *self._capacity()]
+        if self.workload.hosts > 1:
+            after += _waiting(self._waits.get("lws", []))  # the LWS CRD, controller, webhooks
+        return after
+
     def _scale_to_zero(self, capacity: list[pulumi.Resource]) -> ScaleToZero:
         """KEDA's HTTPScaledObject: zero replicas when idle, woken through the gate. Created just
         before the workload (it waits for the same capacity): KEDA retries a ScaledObject whose
         target does not exist yet with a growing backoff, so a scaler made minutes before its
-        Deployment would leave the new Deployment's first replica (and a GPU node) up longer."""
+        Deployment would leave the new Deployment's first replica (and a GPU node) up longer.
+
+        The workload waits for it, so `pulumi destroy` deletes the Deployment before the
+        HTTPScaledObject. The other way round, the add-on's ScaledObject
+        (restoreToOriginalReplicaCount: true, kedacore/http-add-on@4ea8a863 pkg/k8s/
+        scaledobject.go line 55) has KEDA's finalizer scale the Deployment back to the one replica
+        it was created with (kedacore/keda@68a5b502 controllers/keda/scaledobject_finalizer.go
+        49-70), and a GPU node starts while the stack goes away (issue 31). A Deployment already
+        gone is skipped there (NotFound, same lines)."""
         w = self.workload
         assert w.port is not None
         return ScaleToZero(
@@ -384,57 +325,3 @@ def _waiting(outputs: Sequence[pulumi.Input[str]]) -> list[pulumi.Resource]:
     return [
         cast(pulumi.Resource, pulumi.Output.from_input(o).apply(lambda _: None)) for o in outputs
     ]
-
-
-def _resolved(args: GpuServiceArgs, where: str) -> Resolved:
-    """The workload decided from the Args by the config layer's rules; every problem at once."""
-    missing = [
-        Problem(key, f"is required {why}. Set it.")
-        for key, why in _required(args)
-        if key not in args
-    ]
-    try:
-        resolved = resolve(
-            args.get("workload", {}),
-            args.get("cluster", {}),
-            args.get("node_pools", []),
-            region=args.get("region", ""),
-            project=args.get("project", ""),
-            secret_env=args.get("env_secrets", ()),
-            secret_args=args.get("secret_args", False),
-        )
-    except ConfigError as error:
-        raise ConfigError([*missing, *error.problems], where) from None
-    problems = [*missing, *_problems(args, resolved)]
-    if problems:
-        raise ConfigError(problems, where)
-    return resolved
-
-
-def _required(args: GpuServiceArgs) -> list[tuple[str, str]]:
-    mode = _mode(args)
-    gke = [] if mode == "existing" else [("project", "on GKE"), ("region", "on GKE")]
-    return [("workload", "always"), ("cluster", "always"), ("kubernetes", "always"), *gke]
-
-
-def _mode(args: GpuServiceArgs) -> str:
-    mode = args.get("cluster", {}).get("mode")
-    return to_raw(mode, None) if mode is not None else ClusterSpec.model_fields["mode"].default
-
-
-def _problems(args: GpuServiceArgs, resolved: Resolved) -> list[Problem]:
-    """What only the Args can get wrong: a secret not handed over, a TLS workload without a CA,
-    a GKE cluster without its name."""
-    w, cluster = resolved.workload, resolved.cluster
-    secrets = args.get("secrets", {})
-    found = [
-        Problem(f"secrets.{key}", f"workload.secretEnv.{env} names it: add it to secrets.")
-        for env, key in w.secret_env
-        if key not in secrets
-    ]
-    if w.expose is not None and w.expose.tls and "ca" not in args:
-        found.append(Problem("ca", "workload.expose.tls needs a CA to sign its certificate."))
-    reserves = w.expose is not None and w.expose.static_ip and cluster.mode != "existing"
-    if reserves and cluster.name is None:
-        found.append(Problem("cluster.name", "names the reserved address: set it."))
-    return found

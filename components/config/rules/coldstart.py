@@ -1,9 +1,8 @@
 """Cold-start rules: image streaming, secondary boot disks, the model cache and autoscaling.
 
 A GPU service that scales from zero waits for a node, an image pull and a model download; each
-key here removes one of those waits, and each has conditions GKE documents. A condition that
-would make the setting fail is a problem (nothing is created); one under which the setting
-works but does not help (an image image streaming cannot stream) is an advisory.
+key here removes one of those waits under conditions GKE documents: one that would make the setting
+fail is a problem (nothing is created); one under which it works but does not help is an advisory.
 """
 
 from __future__ import annotations

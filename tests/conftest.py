@@ -172,3 +172,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return REAL_PROXY_UNIT if _starts_the_real_proxy(test_file) else test_file
 
     return FilesAndTheRealProxy(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker per core, and one more. The worker that runs every real-HAProxy file
+    (above) spends most of its time waiting on the proxy's own timers (a held wake, a slow client,
+    a keepalive), leaving its core idle; the extra worker uses it. On this 2-core machine, 3
+    workers ran the suite in 149 s where 2 took 165 s (issue 32)."""
+    del config
+    return (os.cpu_count() or 1) + 1

@@ -20,10 +20,10 @@ import pulumi_gcp as gcp
 import pytest
 import yaml
 
-from components.expose.gateway import GATEWAY_CLASS, PROXY_RANGES
+from components.expose.gateway import GATEWAY_API, GATEWAY_CLASS, PROXY_RANGES
 from components.service import haproxy
 from components.service.gate import gate_selector
-from tests.conftest import MINIMAL, vllm_workload_problems
+from tests.conftest import MINIMAL, STANDARD, vllm_workload_problems
 from tests.test_gate import HAPROXY, _wait_for_port, free_port, on_ports
 from tools.engine import Recording
 from tools.mocks import GLOBAL_IP
@@ -293,3 +293,39 @@ def test_the_plan_warns_of_the_30_day_reservation_and_says_how_to_undelete(tmp_p
         text
     ), "the plan says the name is reserved after deletion and how to get it back"
     assert "DNS records to create: none" in text
+
+
+CLUSTER = "gcp:container/cluster:Cluster"
+
+
+def test_a_standard_cluster_turns_on_gkes_gateway_api_only_for_a_domain(
+    run: Callable[..., Recording],
+) -> None:
+    workload = {**domain_stack()["gke-gpu:workloads"][0], "spot": True}  # STANDARD's pool is Spot
+    standard = {**STANDARD, "gke-gpu:workloads": [workload]}
+    with_domain = run(standard)
+    assert with_domain.one(CLUSTER).inputs.get("gatewayApiConfig") == {
+        "channel": "CHANNEL_STANDARD"
+    }, "a Standard cluster has no Gateway controller until its gatewayApiConfig asks for one"
+    assert with_domain.of_type(f"kubernetes:{GATEWAY_API}:Gateway"), (
+        "the Gateway itself is registered on Standard, as on Autopilot"
+    )
+    assert "gatewayApiConfig" not in run(STANDARD).one(CLUSTER).inputs, (
+        "without a domain the cluster's inputs must not change (no diff for existing stacks)"
+    )
+    assert "gatewayApiConfig" not in run(domain_stack()).one(CLUSTER).inputs, (
+        "Autopilot runs the Gateway controller already: nothing to set"
+    )
+
+
+def test_a_domain_on_an_existing_cluster_is_refused_with_the_reason() -> None:
+    from components.config import ConfigError, load
+
+    workload = domain_stack()["gke-gpu:workloads"][0]
+    raw = {"cluster": {"mode": "existing", "context": "lab"}, "workloads": [workload]}
+    with pytest.raises(ConfigError) as error:
+        load(raw, project=MINIMAL["gcp:project"], region="us-central1", stack="t")
+    assert any(
+        p.startswith("workloads[0].expose.domain:") and "existing cluster" in p
+        for p in error.value.problems
+    ), error.value.problems

@@ -52,11 +52,27 @@ class GkeClusterArgs:
     gcs_fuse_csi_driver: bool | None = None
     """Standard: enable the Cloud Storage FUSE CSI driver add-on (a workload has modelCache).
     Autopilot has it on by default. Default: false."""
+    gateway_api: bool | None = None
+    """Standard: enable GKE's Gateway API controller, standard channel (a workload has
+    `expose.domain`); Autopilot has it on. Default: false."""
     image_streaming: bool | None = None
     """Standard: a node pool streams images, so the node service account needs Service Usage
     Consumer (Autopilot always streams and always gets it). Default: false."""
     image_repositories: Sequence[Repository] | None = None
     """Artifact Registry repositories (of the cluster's project) the nodes pull images from."""
+
+
+def gateway_api_config(
+    cfg: ClusterConfig, wanted: bool
+) -> gcp.container.ClusterGatewayApiConfigArgs | None:
+    """Standard: GKE's Gateway controller, standard channel, for an expose.domain (Autopilot runs
+    it already). An in-place update: gateway_api_config is Optional and Computed, not ForceNew
+    (hashicorp/terraform-provider-google google/services/container/resource_container_cluster.go;
+    channels CHANNEL_DISABLED, CHANNEL_EXPERIMENTAL, CHANNEL_STANDARD). Unset (None) without a
+    domain, so the clusters of other stacks see no diff."""
+    if not wanted or cfg.mode == ClusterMode.AUTOPILOT:
+        return None
+    return gcp.container.ClusterGatewayApiConfigArgs(channel="CHANNEL_STANDARD")
 
 
 def _cfg(args: GkeClusterArgs) -> ClusterConfig:
@@ -246,6 +262,7 @@ class GkeCluster(pulumi.ComponentResource):
         return gcp.container.Cluster(
             f"{name}-cluster",
             **cluster_args(args.project, cfg, node_sa, bool(args.gcs_fuse_csi_driver)),
+            gateway_api_config=gateway_api_config(cfg, bool(args.gateway_api)),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=roles,

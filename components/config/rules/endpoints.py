@@ -61,12 +61,12 @@ def domain_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             "regional internal Gateway (gke-l7-rilb) is not built yet. Use type: LoadBalancer "
             "(the default) with domain, or remove domain.",
         )
-    if ctx.mode != "autopilot":
+    if ctx.mode == "existing":
         yield Problem(
             f"{path}.domain",
-            f"needs GKE's Gateway API, which is on by default only in Autopilot, and cluster.mode "
-            f"is {ctx.mode}; enabling it on a Standard cluster is not built yet. Use mode "
-            "autopilot, or remove domain.",
+            "needs GKE's Gateway API, which the stack turns on for the clusters it builds "
+            "(Standard: the standard channel; Autopilot has it) but cannot on an existing "
+            "cluster. Remove domain, or build the cluster with the stack.",
         )
     if e.source_ranges:
         yield Problem(

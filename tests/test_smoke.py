@@ -438,6 +438,29 @@ def test_a_key_from_the_environment_checks_a_workload_that_sets_its_own(
     assert own not in run.out + run.err, "a key from the environment is hidden like the output's"
 
 
+def test_a_workload_with_keys_per_consumer_is_checked_with_a_consumers_key(
+    serve: Callable[..., tuple[Stub, str]], ca: Ca, tmp_path: Path
+) -> None:
+    """expose.keys: the stack exports apiKeys.<workload>.<consumer> and no apiKey (the gate refuses
+    the workload's own key), so the smoke test takes a consumer's key, the first by name or the
+    one --consumer names."""
+    _, url = serve(Behaviour(), pem=ca.server_pem())
+    other = "other-key-" + "q" * 39
+    consumers = {"web-app": other, "batch": KEY}
+    outputs = {k: v for k, v in _outputs(url, ca).items() if k != "apiKey"}
+    outputs["apiKeys"] = {"llm": consumers}
+    run = _smoke(outputs, tmp_path)
+    assert run.code == 0, (
+        f"the first consumer by name (batch) holds the key the server takes:\n{run.out}"
+    )
+    _no_secret(run)
+    refused = _smoke(outputs, tmp_path, "--consumer", "web-app")
+    assert refused.code != 0, "web-app's key is not the one the stub accepts: the check must say so"
+    assert other not in refused.out + refused.err, "a consumer's key is hidden like the output's"
+    unknown = _smoke(outputs, tmp_path, "--consumer", "nobody")
+    assert unknown.code == 2 and "batch, web-app" in unknown.err, unknown.err
+
+
 # --- a sleeping model --------------------------------------------------------------------------
 
 

@@ -77,7 +77,7 @@ def run(target: Target, wait: float, timeout: float, out: IO[str], err: IO[str])
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tools.smoke", description=__doc__.splitlines()[0] if __doc__ else None
     )
@@ -88,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the outputs as JSON (`pulumi stack output --json --show-secrets`), '-' for stdin",
     )
     parser.add_argument("--workload", help="check this workload's endpoints/apiKeys entry")
+    parser.add_argument(
+        "--consumer", help="expose.keys: check with this consumer's key (default: the first)"
+    )
     parser.add_argument("--model", help="the model name /v1/models must list (default: output)")
     parser.add_argument(
         "--adapter", action="append", default=[], help="an adapter it must list too (repeatable)"
@@ -114,6 +117,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_TIMEOUT_SECONDS,
         help=f"seconds per request (default {DEFAULT_TIMEOUT_SECONDS})",
     )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.stack is None and args.outputs is None:
         parser.error("name a stack, or pass --outputs FILE")
@@ -123,7 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--wait must be 0 or more and --timeout more than 0")
     try:
         chosen = target_of(
-            read_outputs(args.stack, args.outputs), args.workload, args.model, args.adapter
+            read_outputs(args.stack, args.outputs),
+            args.workload,
+            args.model,
+            args.adapter,
+            consumer=args.consumer,
         )
         if args.key_env is not None:
             key = os.environ.get(args.key_env)

@@ -67,8 +67,10 @@ def target_of(
     workload: str | None = None,
     model: str | None = None,
     adapters: Sequence[str] = (),
+    consumer: str | None = None,
 ) -> Target:
-    """The endpoint to check: `url` and `apiKey`, or the workload's `endpoints`/`apiKeys` entry."""
+    """The endpoint to check: `url` and `apiKey`, or the workload's `endpoints`/`apiKeys` entry;
+    for a workload with `expose.keys`, one consumer's key (`consumer`, else the first by name)."""
     endpoints = _mapping(outputs, "endpoints")
     if workload is not None:
         if workload not in endpoints:
@@ -92,6 +94,11 @@ def target_of(
             f"the endpoint of {workload or 'url'} is not an http(s) URL ({url!r}): a NodePort "
             "endpoint says how to find its port; check it by hand"
         )
+    entry = _mapping(outputs, "apiKeys").get(workload or "")
+    if isinstance(entry, dict):
+        key = _consumer_key(workload or "", entry, consumer)
+    elif consumer is not None:
+        raise UsageError(f"--consumer {consumer}: {workload or 'url'} has no keys per consumer")
     if key is not None and not isinstance(key, str):
         raise UsageError("the API key output is not a string")
     ca = outputs.get("caCertificate")
@@ -118,3 +125,14 @@ def _mapping(outputs: dict[str, Any], name: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UsageError(f"the {name} output is not a mapping of workload names")
     return value
+
+
+def _consumer_key(workload: str, keys: dict[str, Any], consumer: str | None) -> Any:
+    """expose.keys: apiKeys.<workload>.<consumer> (the gate refuses the workload's own key)."""
+    if consumer is None:
+        return keys[min(keys)] if keys else None
+    if consumer not in keys:
+        raise UsageError(
+            f"--consumer {consumer}: not among {workload}'s consumers ({', '.join(sorted(keys))})"
+        )
+    return keys[consumer]

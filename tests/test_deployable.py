@@ -14,6 +14,7 @@ import yaml
 from components.config import ClusterConfig, ConfigError, ExistingClusterConfig, load
 from components.config.rules.registry import READER_ROLE, repository_of
 from components.platform import device_plugin, driver, metrics_adapter
+from policy.rules import props
 from tests import shared
 from tests.conftest import CLUSTER, DAEMONSET, NODE_POOL, ROOT
 from tools import render
@@ -464,14 +465,11 @@ IMAGE_KINDS = {
 }
 
 
-def _pod_images(inputs: dict[str, Any]) -> list[str]:
-    spec = inputs["spec"]
-    if "leaderWorkerTemplate" in spec:  # a group: its workers' pod and its leader's, if its own
-        group = spec["leaderWorkerTemplate"]
-        pods = [t["spec"] for t in (group["workerTemplate"], group.get("leaderTemplate")) if t]
-    else:
-        pods = [(spec.get("template") or spec["jobTemplate"]["spec"]["template"])["spec"]]
-    return [c["image"] for p in pods for c in [*p.get("initContainers", []), *p["containers"]]]
+def _pod_images(resource_type: str, inputs: dict[str, Any]) -> list[str]:
+    """Every container image of the object's pod templates, found where the policy pack finds
+    them (a CronJob's jobTemplate, a LeaderWorkerSet's worker and leader templates)."""
+    pods = [props.pod_spec(resource_type, view) for view in props.pod_views(resource_type, inputs)]
+    return [c["image"] for p in pods if p for c in [*p.get("initContainers", []), *p["containers"]]]
 
 
 def _user_images(path: Path) -> set[str]:
@@ -488,7 +486,7 @@ def test_every_image_the_program_chooses_is_pinned_by_digest(
         for r in plan.recording.resources:
             if r.type not in IMAGE_KINDS:
                 continue
-            for image in _pod_images(r.inputs):
+            for image in _pod_images(r.type, r.inputs):
                 if image in _user_images(STACK_FILES[name]) or image in UNPINNED_BY_CHOICE:
                     continue
                 checked.add(image)

@@ -51,6 +51,19 @@ class Site:
     protect: bool = False
 
 
+@dataclass(frozen=True)
+class Served:
+    """The gate's Service as LoadBalancerService creates it: what an exposure's register and
+    addresses read of it."""
+
+    namespace: pulumi.Input[str]
+    service: str
+    """The Service's name."""
+    port: int
+    """The Service's port."""
+    tls: bool
+
+
 class Exposure(ABC):
     """One way a workload's gate is reached: a Service type and what comes with it."""
 
@@ -115,14 +128,12 @@ class Exposure(ABC):
         self,
         name: str,
         parent: pulumi.Resource,
-        namespace: pulumi.Input[str],
-        service: str,
-        port: int,
+        served: Served,
         site: Site | None,
     ) -> None:
         """The resources it registers beside the Service (none but for a Gateway), children of
         `parent` (the LoadBalancerService component), named `name`-<what>."""
-        del name, parent, namespace, service, port, site
+        del name, parent, served, site
 
     def plan_lines(self, e: Expose) -> list[str]:
         """The offline plan's lines about its endpoint beyond where_words (a name, its
@@ -137,12 +148,9 @@ class Exposure(ABC):
     @abstractmethod
     def addresses(
         self,
+        served: Served,
         status: pulumi.Output[Any],
-        namespace: pulumi.Input[str],
-        service: str,
         node_port: pulumi.Output[int | None],
-        port: int,
-        tls: bool,
     ) -> tuple[pulumi.Output[str | None], pulumi.Output[str | None]]:
         """Its external IP (None but for a load balancer) and its URL (or how to reach it)."""
 
@@ -194,14 +202,13 @@ class LoadBalanced(Exposure):
 
     def addresses(
         self,
+        served: Served,
         status: pulumi.Output[Any],
-        namespace: pulumi.Input[str],
-        service: str,
         node_port: pulumi.Output[int | None],
-        port: int,
-        tls: bool,
     ) -> tuple[pulumi.Output[str | None], pulumi.Output[str | None]]:
         """The address the cloud assigned, and https://<it>[:port]."""
-        del namespace, service, node_port
+        del node_port
         external_ip = status.apply(first_ingress)
-        return external_ip, external_ip.apply(lambda address: url_for(address, port, tls))
+        return external_ip, external_ip.apply(
+            lambda address: url_for(address, served.port, served.tls)
+        )

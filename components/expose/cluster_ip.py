@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 
 from ..config import Expose
-from .base import Exposure, url_for
+from .base import Exposure, Served, url_for
 
 
 def in_cluster_url(service: str, namespace: str, port: int, tls: bool = True) -> str:
@@ -32,16 +32,13 @@ class ClusterIP(Exposure):
 
     def addresses(
         self,
+        served: Served,
         status: pulumi.Output[Any],
-        namespace: pulumi.Input[str],
-        service: str,
         node_port: pulumi.Output[int | None],
-        port: int,
-        tls: bool,
     ) -> tuple[pulumi.Output[str | None], pulumi.Output[str | None]]:
         """No external IP; the cluster DNS name."""
         del status, node_port
-        url = pulumi.Output.from_input(namespace).apply(
-            lambda ns: in_cluster_url(service, ns, port, tls)
+        url = pulumi.Output.from_input(served.namespace).apply(
+            lambda ns: in_cluster_url(served.service, ns, served.port, served.tls)
         )
         return pulumi.Output.from_input(None), url

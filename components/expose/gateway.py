@@ -34,7 +34,7 @@ import pulumi_kubernetes as k8s
 from ..config import Expose
 from ..facts.labels import CERTMAP_ANNOTATION, GKE_POLICY_API
 from ..manifest import manifest
-from .base import Exposure, Site
+from .base import Exposure, Served, Site
 
 GATEWAY_CLASS = "gke-l7-global-external-managed"
 GATEWAY_API = "gateway.networking.k8s.io/v1"
@@ -205,24 +205,19 @@ class Gateway(Exposure):
 
     def addresses(
         self,
+        served: Served,
         status: pulumi.Output[Any],
-        namespace: pulumi.Input[str],
-        service: str,
         node_port: pulumi.Output[int | None],
-        port: int,
-        tls: bool,
     ) -> tuple[pulumi.Output[str | None], pulumi.Output[str | None]]:
         """The reserved global address, and https://<domain>."""
-        del status, namespace, service, node_port, port, tls
+        del served, status, node_port
         return self._address, pulumi.Output.from_input(f"https://{self.domain}")
 
     def register(
         self,
         name: str,
         parent: pulumi.Resource,
-        namespace: pulumi.Input[str],
-        service: str,
-        port: int,
+        served: Served,
         site: Site | None,
     ) -> None:
         assert site is not None, "a Gateway needs its Site"
@@ -238,8 +233,9 @@ class Gateway(Exposure):
         if self.endpoints:
             endpoints_service(name, self.domain, site, child, address)
         certificate_map = self._certificate(name, site, child, address)
+        service, port = served.service, served.port
         workload = service
-        meta = {"namespace": namespace}
+        meta = {"namespace": served.namespace}
         annotations = {CERTMAP_ANNOTATION: certificate_map.name}
         gateway = k8s.apiextensions.CustomResource(
             f"{name}-gateway",

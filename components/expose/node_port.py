@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 
 from ..config import Expose
-from .base import Exposure
+from .base import Exposure, Served
 
 
 def node_port_endpoint(namespace: str, service: str, node_port: int | None = None) -> str:
@@ -32,16 +32,13 @@ class NodePort(Exposure):
 
     def addresses(
         self,
+        served: Served,
         status: pulumi.Output[Any],
-        namespace: pulumi.Input[str],
-        service: str,
         node_port: pulumi.Output[int | None],
-        port: int,
-        tls: bool,
     ) -> tuple[pulumi.Output[str | None], pulumi.Output[str | None]]:
         """No external IP; which node port to use, once assigned."""
-        del status, port, tls
-        url = pulumi.Output.all(namespace, node_port).apply(
-            lambda v: node_port_endpoint(v[0], service, v[1])
+        del status
+        url = pulumi.Output.all(served.namespace, node_port).apply(
+            lambda v: node_port_endpoint(v[0], served.service, v[1])
         )
         return pulumi.Output.from_input(None), url

@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 
 from .. import slices
 from ..config.schema import ExposeType
-from ..expose.base import Exposure, Site
+from ..expose.base import Exposure, Served, Site
 from ..facts.labels import MANAGED_BY_LABEL
 from ..manifest import manifest
 
@@ -161,7 +161,7 @@ class LoadBalancerService(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        exposure.register(name, self, args.namespace, args.name, args.port, args.site)
+        exposure.register(name, self, self._served(args), args.site)
         self._addresses(args, exposure, service)
         self.register_outputs(
             {
@@ -172,6 +172,10 @@ class LoadBalancerService(pulumi.ComponentResource):
             }
         )
 
+    @staticmethod
+    def _served(args: LoadBalancerServiceArgs) -> Served:
+        return Served(namespace=args.namespace, service=args.name, port=args.port, tls=args.tls)
+
     def _addresses(
         self, args: LoadBalancerServiceArgs, exposure: Exposure, service: k8s.core.v1.Service
     ) -> None:
@@ -180,7 +184,7 @@ class LoadBalancerService(pulumi.ComponentResource):
             lambda s: s.ports[0].node_port if s is not None and s.ports else None
         )
         self.external_ip, self.url = exposure.addresses(
-            service.status, args.namespace, args.name, self.node_port, args.port, args.tls
+            self._served(args), service.status, self.node_port
         )
 
     def _reserve(self, name: str, exposure: Exposure, where: StaticAddress) -> gcp.compute.Address:

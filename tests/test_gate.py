@@ -586,12 +586,37 @@ def test_the_gate_cuts_a_hold_exactly_at_its_server_timeout(dev: Recording, tmp_
         upstream.shutdown()
 
 
+def _ephemeral_floor() -> int:
+    """The first port the kernel hands out for `bind(..., 0)` and outgoing connections."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default range starts here
+
+
+_PORTS_PER_PROCESS = 1000
+_PORT_FLOOR = max(_ephemeral_floor() - 12 * _PORTS_PER_PROCESS, 1024)
+_NEXT_PORT = itertools.count()
+
+
 def free_port(address: str = "0.0.0.0") -> int:
-    """A port no socket holds now on any address (HAProxy binds every address), so tests that
-    run next to others cannot collide."""
-    with socket.socket() as probe:
-        probe.bind((address, 0))
-        return probe.getsockname()[1]
+    """A port no socket holds now on any address (HAProxy binds every address), taken below the
+    kernel's ephemeral range from a block of this test process's own (by its pytest-xdist worker
+    number). A port the kernel handed out for `bind(0)` could be handed again, to another
+    process's listener or outgoing connection, before HAProxy binds it: the CI run of session 9
+    failed that way ("cannot bind socket (Address already in use)"). Below the range the kernel
+    never hands one out, and the blocks keep workers apart."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    first = _PORT_FLOOR + int(worker or 0) % 12 * _PORTS_PER_PROCESS
+    for _ in range(_PORTS_PER_PROCESS):
+        port = first + next(_NEXT_PORT) % _PORTS_PER_PROCESS
+        with socket.socket() as probe:
+            try:
+                probe.bind((address, port))  # no SO_REUSEADDR: a port in TIME_WAIT is skipped
+            except OSError:
+                continue
+            return port
+    raise AssertionError(f"no free port in {first}..{first + _PORTS_PER_PROCESS - 1}")
 
 
 HELD_PORT = free_port()

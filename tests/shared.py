@@ -6,17 +6,22 @@ first result for a stack file's name, path and exact bytes, and hand every calle
 a test may change what it gets without another test seeing it. A test that needs a fresh run
 (tests/test_idempotence.py compares two) calls tools.render itself.
 
-Each pytest-xdist worker is its own process, so each keeps its own cache.
+Each pytest-xdist worker is its own process: a render is also kept on disk, in the folder the
+test session's controller names in GKE_GPU_SHARED_RENDERS (tests/conftest.py), so a stack one
+worker has planned is read, not planned again, by the others; a worker that asks for a render
+another is making waits for it (a lock per render).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import functools
 import hashlib
 import io
 import json
+import os
 import pickle
 import shutil
 import tempfile
@@ -34,11 +39,40 @@ atexit.register(shutil.rmtree, _OUT, ignore_errors=True)
 _RENDER = _render.render  # main() runs with `render` below in its place
 
 
+SHARED_FOLDER = "GKE_GPU_SHARED_RENDERS"
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
 
 
+def _on_disk(make: Any) -> Any:
+    """`make(*args) -> bytes`, kept in the session's shared folder under a digest of its name and
+    arguments: made by the first process that asks, read by the rest. Without the folder (a
+    process outside a test session), made here. An exception is raised, not kept."""
+
+    @functools.wraps(make)
+    def shared(*args: Any) -> bytes:
+        folder = os.environ.get(SHARED_FOLDER)
+        if not folder or not Path(folder).is_dir():
+            return make(*args)
+        key = hashlib.sha256(repr((make.__name__, args)).encode()).hexdigest()
+        kept = Path(folder) / f"{key}.pickle"
+        with open(Path(folder) / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if kept.is_file():
+                return kept.read_bytes()
+            made = make(*args)
+            partial = kept.with_suffix(".partial")
+            partial.write_bytes(made)
+            partial.replace(kept)
+            return made
+
+    return shared
+
+
 @functools.cache
+@_on_disk
 def _plan(stack: str, path: Path, digest: str) -> bytes:
     del digest  # part of the key only: an edited file is a new render
     return pickle.dumps(_RENDER(stack, path))
@@ -90,6 +124,7 @@ def main(argv: Sequence[str], out: Path) -> Printed:
 
 
 @functools.cache
+@_on_disk
 def _recording(stack: str, digest: str) -> bytes:
     del digest
     from tests.conftest import stack_config
@@ -104,6 +139,7 @@ def recording(stack: str) -> Recording:
 
 
 @functools.cache
+@_on_disk
 def _run(key: str) -> bytes:
     config, stack, secret_keys = json.loads(key)
     return pickle.dumps(run_program(config, stack=stack, secret_keys=tuple(secret_keys)))

@@ -569,3 +569,13 @@ def test_the_size_check_sees_a_long_function_and_skips_only_generated_modules(
     assert skipped == {"workload_args.py"}, (
         f"only the generated module may be skipped, not {sorted(skipped)}"
     )
+
+
+def test_every_unit_the_scheduler_hands_out_first_is_a_test_file_of_this_suite() -> None:
+    from tests.conftest import LONGEST_FIRST, REAL_PROXY_UNIT
+
+    stale = [u for u in LONGEST_FIRST if u != REAL_PROXY_UNIT and not (ROOT / u).is_file()]
+    assert not stale, (
+        f"{stale}: tests/conftest.py hands these out first, but no such file exists (renamed or "
+        "removed?): the longest files would again run alone at the end of the suite"
+    )

@@ -115,7 +115,7 @@ class LeaderWorkerSet(Kind):
         name for its pods' DNS (kubernetes-sigs/lws v0.8.0 pkg/controllers/
         leaderworkerset_controller.go line 194), and an exposed workload's Service already takes
         `<name>` (components/config/rules/names.py reserves both)."""
-        return f"{w.name}-group"
+        return group_name(w.name)
 
     def serving_selector(self, selector: dict[str, str]) -> dict[str, str]:
         """The group leaders only: a worker serves no API."""
@@ -167,3 +167,8 @@ class _Named:
         self.metadata: pulumi.Output[k8s.meta.v1.outputs.ObjectMeta] = resource.urn.apply(
             lambda _: k8s.meta.v1.outputs.ObjectMeta(name=name)
         )
+
+
+def group_name(workload: str) -> str:
+    """The LeaderWorkerSet of a workload (LeaderWorkerSet.object_name says why not its own name)."""
+    return f"{workload}-group"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components import slices
+from components.kinds.leaderworkerset import group_name
 from dev.fuzz.case import KNOWN_KEYS, Case
 from dev.fuzz.paths import problem_path, reported, root
 from dev.fuzz.planted import needles
@@ -41,8 +42,7 @@ def has_key_path(problem: str, case: Case) -> bool:
 def _workload(resources: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
     for r in resources:
         meta = (r.get("inputs") or {}).get("metadata") or {}
-        # A LeaderWorkerSet is `<name>-group` (components/kinds/leaderworkerset.py object_name).
-        if r.get("type") in WORKLOAD_TYPES and meta.get("name") in (name, f"{name}-group"):
+        if r.get("type") in WORKLOAD_TYPES and meta.get("name") in (name, group_name(name)):
             template: Any = r["inputs"]
             for key in POD_SPEC_PATHS[r["type"]][:-1]:  # down to the pod template
                 template = (template or {}).get(key)

@@ -9,7 +9,6 @@ from components.facts.allocatable import (
     GPU_NODE_SYSTEM_OVERHEAD,
     Resources,
     autopilot_default_requests,
-    autopilot_ephemeral_default,
     cpu_quantity,
     default_requests,
     kernel_reserved_bytes,
@@ -305,12 +304,6 @@ def test_a_boot_disk_of_zero_gb_is_refused() -> None:
 
 
 # --- Autopilot ------------------------------------------------------------------------------------
-
-
-def test_autopilot_gives_containers_1_gib_of_ephemeral_storage_by_default() -> None:
-    assert autopilot_ephemeral_default() == GiB, (
-        "a model server that downloads weights into its own filesystem is evicted at 1 GiB"
-    )
 
 
 @pytest.mark.parametrize(("gpu", "count"), [("nvidia-l4", 1), ("nvidia-tesla-t4", 2)])

@@ -120,7 +120,7 @@ def test_kueues_controller_runs_the_releases_tag_pinned_by_digest(queued: Record
     (container,) = manager.inputs["spec"]["template"]["spec"]["containers"]
     (released,) = [
         c["image"]
-        for obj in kueue._load()
+        for obj in kueue.load(kueue.RELEASE)
         if obj["kind"] == "Deployment"
         for c in obj["spec"]["template"]["spec"]["containers"]
     ]
@@ -133,13 +133,13 @@ def test_kueues_controller_runs_the_releases_tag_pinned_by_digest(queued: Record
 def test_a_kueue_release_whose_image_has_no_pinned_digest_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    newer = [copy.deepcopy(obj) for obj in kueue._load()]
+    newer = [copy.deepcopy(obj) for obj in kueue.load(kueue.RELEASE)]
     for obj in newer:
         if obj["kind"] == "Deployment":
             obj["spec"]["template"]["spec"]["containers"][0]["image"] = (
                 "registry.k8s.io/kueue/kueue:v0.19.5"
             )
-    monkeypatch.setattr(kueue, "_load", lambda: tuple(newer))
+    monkeypatch.setattr(kueue, "load", lambda _: tuple(newer))
     with pytest.raises(ValueError, match="pin the new release's digest in kueue.IMAGE"):
         kueue.objects()
 

@@ -100,15 +100,11 @@ def supported_kubernetes_versions() -> list[str]:
 # --- artifacts ---------------------------------------------------------------------------------
 
 
-def manifest(registration: Registration) -> dict[str, Any]:
-    """The Kubernetes object as it would be applied (inputs, secrets masked)."""
-    return dict(registration.inputs)
-
-
 def kubernetes_manifests(recording: Recording) -> list[dict[str, Any]]:
-    # A Helm release is a Pulumi resource, not a Kubernetes object: no schema, no manifest.
+    # Each object as it would be applied: its inputs, secrets masked. A Helm release is a Pulumi
+    # resource, not a Kubernetes object: no schema, no manifest.
     return [
-        manifest(r)
+        dict(r.inputs)
         for r in recording.kubernetes_objects()
         if not r.type.startswith(("pulumi:providers:", "kubernetes:helm.sh/"))
     ]
@@ -276,10 +272,6 @@ def policy_findings(plan: Plan) -> tuple[list[str], list[str]]:
 
 
 # --- summary -----------------------------------------------------------------------------------
-
-
-def _inputs(recording: Recording, type_: str) -> list[tuple[str, dict[str, Any]]]:
-    return [(r.name, r.inputs) for r in recording.of_type(type_)]
 
 
 def summary(plan: Plan) -> str:

@@ -258,7 +258,6 @@ def memory_quantity(memory_bytes: int) -> str:
 # 100 GiB) in whole GiB (GKE_CA PredictKubeReservedEphemeralStorage; GKE_DOCS has a "Local
 # ephemeral storage reservation" section, not readable here). 100 GB give ~43.8 GiB (OBSERVED).
 BOOT_DISK_DEFAULT_GB = 100
-BOOT_DISK_DEFAULT_TYPE = "pd-balanced"
 _OS_DISK_SHARE: dict[str, tuple[Decimal, Decimal]] = {  # (share of the disk, fixed GiB)
     "cos": (Decimal("0.015635"), Decimal("4.148")),
     "ubuntu": (Decimal("0.03083"), Decimal("0.171")),
@@ -296,19 +295,11 @@ DEFAULT_MODEL_CACHE = "30Gi"
 # GitHub reject "ephemeral-storage ... higher than the Autopilot maximum of '10Gi'" (compute
 # class not stated): a model cache on Autopilot belongs in a generic ephemeral volume (a PVC, not
 # counted as ephemeral storage), not in an ephemeral-storage request.
-AUTOPILOT_EPHEMERAL_DEFAULT_BYTES = 1 * GiB
-
-
 # What the project's default model server asks per GPU when the user sets no resources: the
 # default workload's 4 CPU and 16Gi (docs/configuration.md). A project choice, not a Google
 # figure; Autopilot sizes the node from the requests ("Autopilot uses the resource requests
 # that you specify ... to configure the nodes", same page), and raises anything below its minimum.
 AUTOPILOT_REQUEST_PER_GPU = Resources(4000, 16 * GiB)
-
-
-def autopilot_ephemeral_default() -> int:
-    """Bytes of ephemeral storage Autopilot requests for a container that sets none."""
-    return AUTOPILOT_EPHEMERAL_DEFAULT_BYTES
 
 
 def autopilot_default_requests(gpu_type: str, count: int) -> Resources:

@@ -112,16 +112,17 @@ def interceptor_address() -> str:
 
 
 @cache
-def _load(path: Path) -> tuple[dict[str, Any], ...]:
-    # libyaml's safe loader where PyYAML has it: the 13,500 vendored lines take a second in
-    # the pure-Python one, on every `pulumi up`.
+def load(path: Path) -> tuple[dict[str, Any], ...]:
+    """The documents of a vendored release file (KEDA's here, Kueue's, LWS's), read once."""
+    # libyaml's safe loader where PyYAML has it: the 13,500 vendored lines of KEDA take a second
+    # in the pure-Python one, on every `pulumi up`.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return tuple(doc for doc in yaml.load_all(path.read_text(), Loader=loader) if doc)
 
 
 def objects(path: Path) -> list[dict[str, Any]]:
     """The file's objects as the program registers them: images pinned, the namespace labelled."""
-    return [_adjusted(copy.deepcopy(obj)) for obj in _load(path)]
+    return [_adjusted(copy.deepcopy(obj)) for obj in load(path)]
 
 
 def _containers(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -184,7 +185,7 @@ def always_on_requests() -> tuple[tuple[str, int, str, str], ...]:
     from the vendored objects as they are (no copy: nothing here changes them)."""
     found = []
     for path in (CORE, HTTP_ADD_ON):
-        for obj in _load(path):
+        for obj in load(path):
             for container in _containers(obj):
                 requests = container["resources"]["requests"]
                 name = obj["metadata"]["name"]

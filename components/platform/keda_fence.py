@@ -127,8 +127,9 @@ PROXY = Door("interceptor-from-gates", "keda-add-ons-http-interceptor-proxy", "p
 ADMIN = Door("", "keda-add-ons-http-interceptor-admin", "admin", SCALER_SERVICE)
 
 # Selects every pod of the namespace and admits nothing: "default deny all ingress traffic"
-# (kubernetes.io, "Network Policies"). Kubelet's probes still pass: traffic from the node a pod
-# runs on is always allowed (same page).
+# (kubernetes.io/docs/concepts/services-networking/network-policies, checked 2026-11-22); keda's
+# namespace and the workloads' (namespace.py). Kubelet's probes still pass: traffic from the node
+# a pod runs on is always allowed (same page).
 DEFAULT_DENY_INGRESS: dict[str, Any] = {"podSelector": {}, "policyTypes": ["Ingress"]}
 
 

@@ -27,18 +27,16 @@ import copy
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-import yaml
 
 from ..config import NodePoolConfig
 from ..facts.labels import GPU_RESOURCE, NAMESPACE_NAME_LABEL, QUEUE_NAME, QUEUED_TAINT
 from ..manifest import manifest
-from .keda import register
+from .keda import load, register
 
 VENDOR = Path(__file__).parent / "vendor" / "kueue"
 RELEASE = VENDOR / "kueue-0.19.2.yaml"
@@ -79,12 +77,6 @@ QUEUE = QUEUE_NAME
 NODE_DISK_BYTES = 100 * 10**9
 
 
-@cache
-def _load() -> tuple[dict[str, Any], ...]:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return tuple(doc for doc in yaml.load_all(RELEASE.read_text(), Loader=loader) if doc)
-
-
 # Kueue's webhooks on workload objects (pods, Deployments, StatefulSets, Jobs, ...: those with a
 # namespaceSelector in the release) fail closed (`failurePolicy: Fail`) in every namespace but
 # kube-system and kueue-system, so while its controller is down or not yet started no pod of the
@@ -99,7 +91,7 @@ def objects() -> list[dict[str, Any]]:
     """The release's objects as the program registers them: its workload webhooks limited to
     queued objects (QUEUED_ONLY), its controller image pinned by digest (IMAGE); the rest
     unchanged."""
-    return [_adjusted(copy.deepcopy(obj)) for obj in _load()]
+    return [_adjusted(copy.deepcopy(obj)) for obj in load(RELEASE)]
 
 
 def _adjusted(obj: dict[str, Any]) -> dict[str, Any]:

@@ -16,14 +16,12 @@ answers them is ready. `pulumi destroy` removes them in reverse.
 from __future__ import annotations
 
 import copy
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 
-from .keda import register
+from .keda import load, register
 
 VENDOR = Path(__file__).parent / "vendor" / "lws"
 MANIFESTS = VENDOR / "lws-v0.8.0.yaml"
@@ -41,17 +39,10 @@ IMAGES = {
 }
 
 
-@cache
-def load_yaml(path: Path) -> tuple[dict[str, Any], ...]:
-    # libyaml's loader where PyYAML has it: the 18,000 vendored lines (the CRD's schema).
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return tuple(doc for doc in yaml.load_all(path.read_text(), Loader=loader) if doc)
-
-
 def objects() -> list[dict[str, Any]]:
     """The release's objects as the program registers them: the image pinned."""
     found = []
-    for obj in load_yaml(MANIFESTS):
+    for obj in load(MANIFESTS):
         obj = copy.deepcopy(obj)
         if obj["kind"] == "Deployment":
             for container in obj["spec"]["template"]["spec"]["containers"]:
@@ -76,7 +67,7 @@ def stage(obj: dict[str, Any]) -> int:
 
 def always_on_requests() -> tuple[str, int, str, str]:
     """(Deployment, replicas, cpu, memory) of the controller, read from the vendored file."""
-    (deployment,) = [o for o in load_yaml(MANIFESTS) if o["kind"] == "Deployment"]
+    (deployment,) = [o for o in load(MANIFESTS) if o["kind"] == "Deployment"]
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     requests = container["resources"]["requests"]
     name, count = deployment["metadata"]["name"], deployment["spec"]["replicas"]

@@ -20,6 +20,7 @@ from ..facts.labels import (
 )
 from ..manifest import manifest
 from . import egress
+from .keda_fence import DEFAULT_DENY_INGRESS
 
 # Pod Security "restricted" is enforced: every pod the program creates here (workloads, gates,
 # and GKE's injected Cloud Storage FUSE sidecar, whose securityContext "follows Restricted Pod
@@ -52,10 +53,6 @@ class WorkloadNamespaceArgs:
     scrape_ingress)."""
 
 
-# Selects every pod of the namespace and admits nothing: "default deny all ingress traffic"
-# (kubernetes.io/docs/concepts/services-networking/network-policies, checked 2026-11-22).
-# Enforced by GKE Dataplane V2: on in Autopilot, turned on for Standard by GkeCluster.
-DEFAULT_DENY_INGRESS = {"podSelector": {}, "policyTypes": ["Ingress"]}
 # Managed Service for Prometheus runs its collectors in namespace gmp-system (GKE's managed
 # collection: the gmp-system/collector service account, cloud.google.com/stackdriver/docs/
 # managed-prometheus), selected by its name (NAMESPACE_NAME_LABEL), as pods of the DaemonSet
@@ -105,7 +102,7 @@ class WorkloadNamespace(pulumi.ComponentResource):
                 aliases=[pulumi.Alias(name="namespace", parent=pulumi.ROOT_STACK_RESOURCE)],
             ),
         )
-        if args.deny_ingress:
+        if args.deny_ingress:  # GKE Dataplane V2 enforces it: Autopilot, Standard by GkeCluster
             self._policy(
                 name, "deny-ingress", namespace, names.DENY_INGRESS_POLICY, DEFAULT_DENY_INGRESS
             )

@@ -8,8 +8,7 @@ docs/gpus.md and `python -m tools.gpus`. Everything here is a plain function of 
 from __future__ import annotations
 
 from .gpus import GPU_TYPES, RETIRED
-from .machines import N1_MAX_VCPUS, custom_n1_problem, is_custom_name
-from .machines import custom_machine as _custom
+from .machines import N1_MAX_VCPUS, custom_machine, custom_n1_problem, is_custom_name
 from .model import (
     ALL_CONSUMPTION,
     CONSUMPTION_ORDER,
@@ -73,11 +72,6 @@ def smallest_machine_type(gpu: str, count: int) -> MachineType:
     return fitting[0]
 
 
-def custom_machine(name: str) -> MachineType | None:
-    """The vCPUs and memory of a valid N1 custom machine type name (gpus 0: any N1 GPU), or None."""
-    return _custom(name)
-
-
 def machine_type(name: str) -> MachineType | None:
     """The first catalog entry named `name`, else the parsed N1 custom type, else None.
 
@@ -88,7 +82,7 @@ def machine_type(name: str) -> MachineType | None:
         for machine in gpu.machine_types:
             if machine.name == name:
                 return machine
-    return _custom(name)
+    return custom_machine(name)
 
 
 def machine_for(gpu: str, count: int, machine_name: str) -> MachineType | None:
@@ -102,7 +96,7 @@ def machine_for(gpu: str, count: int, machine_name: str) -> MachineType | None:
     for machine in lookup(gpu).machine_types:
         if machine.name == machine_name and machine.gpus == count:
             return machine
-    return _custom(machine_name, count)
+    return custom_machine(machine_name, count)
 
 
 def machine_problem(gpu: str, count: int, machine_name: str) -> str | None:
@@ -128,7 +122,7 @@ def _n1_problem(gpu: str, count: int, machine_name: str) -> str | None:
     if count not in N1_MAX_VCPUS[gpu]:
         counts = ", ".join(str(c) for c in N1_MAX_VCPUS[gpu])
         return f"N1 VMs take {counts} x {gpu}, not {count}"
-    shape = _custom(machine_name, count) if is_custom_name(machine_name) else None
+    shape = custom_machine(machine_name, count) if is_custom_name(machine_name) else None
     if is_custom_name(machine_name) and shape is None:
         return custom_n1_problem(machine_name)
     if shape is None:

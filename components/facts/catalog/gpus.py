@@ -126,45 +126,23 @@ _N1_UNCONFIRMED = (
 GPU_TYPES: dict[str, GpuType] = {
     g.name: g
     for g in (
-        _gpu(
-            "nvidia-tesla-t4",
-            "NVIDIA T4",
-            "n1",
-            m.n1_machines("nvidia-tesla-t4"),
-            memory_gb=16,
-            compute_capability=(7, 5),
-            series=("N1",),
-            unconfirmed=_N1_UNCONFIRMED,
-        ),
-        _gpu(
-            "nvidia-tesla-p4",
-            "NVIDIA P4",
-            "n1",
-            m.n1_machines("nvidia-tesla-p4"),
-            memory_gb=8,
-            compute_capability=(6, 1),
-            series=("N1",),
-            unconfirmed=_N1_UNCONFIRMED,
-        ),
-        _gpu(
-            "nvidia-tesla-p100",
-            "NVIDIA P100",
-            "n1",
-            m.n1_machines("nvidia-tesla-p100"),
-            memory_gb=16,
-            compute_capability=(6, 0),
-            series=("N1",),
-            unconfirmed=_N1_UNCONFIRMED,
-        ),
-        _gpu(
-            "nvidia-tesla-v100",
-            "NVIDIA V100",
-            "n1",
-            m.n1_machines("nvidia-tesla-v100"),
-            memory_gb=16,
-            compute_capability=(7, 0),
-            series=("N1",),
-            unconfirmed=_N1_UNCONFIRMED,
+        *(
+            _gpu(
+                name,
+                display_name,
+                "n1",
+                m.n1_machines(name),
+                memory_gb=memory_gb,
+                compute_capability=capability,
+                series=("N1",),
+                unconfirmed=_N1_UNCONFIRMED,
+            )
+            for name, display_name, memory_gb, capability in (
+                ("nvidia-tesla-t4", "NVIDIA T4", 16, (7, 5)),
+                ("nvidia-tesla-p4", "NVIDIA P4", 8, (6, 1)),
+                ("nvidia-tesla-p100", "NVIDIA P100", 16, (6, 0)),
+                ("nvidia-tesla-v100", "NVIDIA V100", 16, (7, 0)),
+            )
         ),
         _gpu(
             "nvidia-l4",

@@ -30,7 +30,6 @@ from .machines import custom_machine, is_custom_name
 
 PRICE_REGIONS = tuple(price_table.REGION_MACHINE_PRICES)
 PRICE_DATE = price_table.CATALOG_DATE
-PRICE_SOURCE = "Cloud Billing Catalog list prices (components/facts/catalog/price_table.py)"
 CLUSTER_FEE_PER_HOUR = 0.10  # GKE_PRICING
 # Autopilot bills a general-purpose (CPU-only) Pod by its requests: USD per vCPU-hour and per
 # GiB-hour in us-central1, regular (not Spot). The figures of https://cloud.google.com/

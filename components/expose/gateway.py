@@ -264,21 +264,12 @@ class Gateway(Exposure):
         after = pulumi.ResourceOptions(parent=parent, depends_on=[gateway])
         # The backend policy names the Cloud Armor policy, which must exist first.
         armored = pulumi.ResourceOptions(parent=parent, depends_on=[gateway, *armor])
+        backend, health = backend_policy_spec(service, site), health_policy_spec(service, site)
         objects = (
             ("route", GATEWAY_API, "HTTPRoute", route_spec(workload, self.domain, service, port)),
             ("redirect", GATEWAY_API, "HTTPRoute", redirect_spec(workload, self.domain)),
-            (
-                "backend-policy",
-                GKE_POLICY_API,
-                "GCPBackendPolicy",
-                backend_policy_spec(service, site),
-            ),
-            (
-                "health-policy",
-                GKE_POLICY_API,
-                "HealthCheckPolicy",
-                health_policy_spec(service, site),
-            ),
+            ("backend-policy", GKE_POLICY_API, "GCPBackendPolicy", backend),
+            ("health-policy", GKE_POLICY_API, "HealthCheckPolicy", health),
         )
         for suffix, api_version, kind, spec in objects:
             k8s.apiextensions.CustomResource(

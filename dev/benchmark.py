@@ -41,6 +41,7 @@ SDK_CLASSES = {
     ),
     "gcp:compute/address:Address": "pulumi_gcp.compute.Address",
     "gcp:compute/globalAddress:GlobalAddress": "pulumi_gcp.compute.GlobalAddress",
+    "gcp:compute/securityPolicy:SecurityPolicy": "pulumi_gcp.compute.SecurityPolicy",
     "gcp:endpoints/service:Service": "pulumi_gcp.endpoints.Service",
     "gcp:certificatemanager/dnsAuthorization:DnsAuthorization": (
         "pulumi_gcp.certificatemanager.DnsAuthorization"

@@ -233,7 +233,6 @@ def test_the_health_check_policy_names_a_port_the_real_gate_answers_without_a_ke
     ("expose", "where", "words"),
     [
         ({"type": "Internal"}, "expose.domain", "gke-l7-rilb) is not built yet"),
-        ({"sourceRanges": ["203.0.113.0/24"]}, "expose.sourceRanges", "Cloud Armor"),
         ({"staticIp": True}, "expose.staticIp", "reserved global address"),
     ],
 )

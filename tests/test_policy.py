@@ -65,6 +65,7 @@ RULE_LEVELS = {
     "no-privileged-pods": "mandatory",
     "no-latest-or-untagged-images": "mandatory",
     "load-balancers-restricted-in-prod": "mandatory",
+    "gateways-restricted-in-prod": "mandatory",
     "gpu-node-pools-scale-to-zero": "advisory",
     "endpoints-use-tls-in-prod": "mandatory",
     "deletion-protection-in-prod": "mandatory",

@@ -141,8 +141,34 @@ NETWORK_PERMISSIONS = tuple(
     )
 )
 
+CLOUD_ARMOR_ROLE = "projects/PROJECT_ID/roles/gkeGpuCloudArmor"
+"""A custom role with exactly CLOUD_ARMOR_PERMISSIONS, instead of compute.securityAdmin (170
+permissions: every firewall rule, firewall policy, SSL certificate and security policy of the
+project; gcp/roles/compute.securityAdmin.json above), which Google names for managing Cloud Armor
+policies ("Set up IAM permissions for Cloud Armor security policies",
+https://cloud.google.com/armor/docs/configure-rate-limiting)."""
+# What the Terraform provider behind pulumi-gcp calls for a security policy
+# (hashicorp/terraform-provider-google@029bdc0674f3dd5bdb5b146bfe001ffd8a121b88:google/services/
+# compute/resource_compute_security_policy.go: Insert, Get, Patch, AddRule, PatchRule, RemoveRule,
+# Delete, each waited for as a global operation), and what each checks (gcp/map.json above:
+# insert -> securityPolicies.create; get -> get; patch -> update + get; addRule, patchRule,
+# removeRule -> update; delete -> delete; globalOperations.get -> globalOperations.get).
+# compute.securityPolicies.setLabels: for the production label (components/platform/
+# cloud_armor.py); whether the provider sets labels in the insert or by setLabels is not
+# confirmed here. compute.securityPolicies.use (attaching the policy to a backend service) is
+# GKE's Gateway controller's call, not the deploy identity's.
+CLOUD_ARMOR_PERMISSIONS = (
+    "compute.globalOperations.get",
+    "compute.securityPolicies.create",
+    "compute.securityPolicies.delete",
+    "compute.securityPolicies.get",
+    "compute.securityPolicies.setLabels",
+    "compute.securityPolicies.update",
+)
+
 CUSTOM_ROLES: dict[str, tuple[str, ...]] = {
     NETWORK_ROLE: NETWORK_PERMISSIONS,
+    CLOUD_ARMOR_ROLE: CLOUD_ARMOR_PERMISSIONS,
     BUCKET_IAM_ROLE: BUCKET_IAM_PERMISSIONS,
     REGISTRY_IAM_ROLE: REGISTRY_IAM_PERMISSIONS,
 }

@@ -12,6 +12,8 @@ from tools.iam_roles import (
     ALERT_POLICY_EDITOR,
     BUCKET_IAM_PERMISSIONS,
     BUCKET_IAM_ROLE,
+    CLOUD_ARMOR_PERMISSIONS,
+    CLOUD_ARMOR_ROLE,
     CLUSTER_ADMIN,
     CONTAINER_ADMIN,
     DASHBOARD_EDITOR,
@@ -190,6 +192,13 @@ RESOURCES: dict[str, Row] = {
             ("certificateMapEntry:CertificateMapEntry", "certmapentries"),
         )
     },
+    # expose.domain with sourceRanges: the Cloud Armor policy (tools/iam_roles.py has the sources).
+    "gcp:compute/securityPolicy:SecurityPolicy": Row(
+        CLOUD_ARMOR_PERMISSIONS,
+        CLOUD_ARMOR_ROLE,
+        _project,
+        "the Gateway's Cloud Armor policy (expose.sourceRanges)",
+    ),
     # expose.domain: auto, the Cloud Endpoints name (iann0036/iam-dataset
     # gcp/roles/servicemanagement.admin.json, commit 1818bc70, holds both permissions).
     "gcp:endpoints/service:Service": Row(

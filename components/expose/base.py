@@ -49,6 +49,10 @@ class Site:
     health_port: int
     health_path: str
     protect: bool = False
+    source_ranges: tuple[str, ...] = ()
+    """expose.sourceRanges: only these reach the Gateway (a Cloud Armor policy); none: anyone."""
+    production: bool = False
+    """cluster.production: its objects carry the marker the policy pack reads."""
 
 
 @dataclass(frozen=True)

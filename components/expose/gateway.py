@@ -15,7 +15,9 @@ What it registers beside the gate's ClusterIP Service (components/service/load_b
     (RequestRedirect, 301);
   - a GCPBackendPolicy whose backend timeout outlasts the gate's longest wait (a held wake), and a
     HealthCheckPolicy that checks the gate's own health port, not the API port (which needs the
-    key).
+    key);
+  - with expose.sourceRanges, a Cloud Armor backend security policy that allows only those ranges
+    (components/platform/cloud_armor.py), which the GCPBackendPolicy attaches to the backend.
 
 The objects are checked against vendored schemas (tools/crds: Gateway API v1.1.0's standard
 CRDs, GKE's policy CRDs; tests/test_gateway.py). With expose.domain: auto, the name is a Cloud
@@ -32,8 +34,9 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from ..config import Expose
-from ..facts.labels import CERTMAP_ANNOTATION, GKE_POLICY_API
+from ..facts.labels import CERTMAP_ANNOTATION, GKE_POLICY_API, PRODUCTION_LABEL
 from ..manifest import manifest
+from ..platform import cloud_armor
 from .base import Exposure, Served, Site
 
 GATEWAY_CLASS = "gke-l7-global-external-managed"
@@ -104,9 +107,15 @@ def _target(service: str) -> dict[str, Any]:
 
 
 def backend_policy_spec(service: str, site: Site) -> dict[str, Any]:
-    """The load balancer's backend timeout (30 s by default, the CRD says) past the gate's."""
+    """The load balancer's backend timeout (30 s by default, the CRD says) past the gate's; with
+    source ranges, the Cloud Armor policy by name: `securityPolicy`, "a reference to a GCP Cloud
+    Armor SecurityPolicy resource" (GoogleCloudPlatform/gke-gateway-api@fc40d606
+    config/crd/networking.gke.io_gcpbackendpolicies.yaml, spec.default; tools/crds)."""
     timeout = site.backend_timeout_seconds + BACKEND_MARGIN_SECONDS
-    return {"targetRef": _target(service), "default": {"timeoutSec": timeout}}
+    default: dict[str, Any] = {"timeoutSec": timeout}
+    if site.source_ranges:
+        default["securityPolicy"] = site.gce_name
+    return {"targetRef": _target(service), "default": default}
 
 
 def health_policy_spec(service: str, site: Site) -> dict[str, Any]:
@@ -159,15 +168,19 @@ class Gateway(Exposure):
 
     def where_words(self, e: Expose, namespace: str) -> str:
         del namespace
+        ranges = ", ".join(e.source_ranges)
+        where = f"from {ranges} only (Cloud Armor; others 403)" if ranges else "from anywhere"
         return (
             f"https://{self.domain} through a GKE Gateway ({GATEWAY_CLASS}, global external "
-            f"Application Load Balancer), port 443 (HTTP on 80 redirected), from anywhere"
+            f"Application Load Balancer), port 443 (HTTP on 80 redirected), {where}"
             f"{'' if e.tls else '; load balancer to gate in plain HTTP (expose.tls: false)'}"
         )
 
     def plan_lines(self, e: Expose) -> list[str]:
         """The name, who issues its certificate, the records to create and when it works."""
-        del e
+        return [*self._name_lines(), *cloud_armor.plan_lines(e.source_ranges)]
+
+    def _name_lines(self) -> list[str]:
         if self.endpoints:
             head = [
                 f"            endpoint: https://{self.domain} (Cloud Endpoints, made by the "
@@ -233,9 +246,12 @@ class Gateway(Exposure):
         if self.endpoints:
             endpoints_service(name, self.domain, site, child, address)
         certificate_map = self._certificate(name, site, child, address)
+        policy = (site.gce_name, site.project, site.source_ranges, site.production, child)
+        armor = cloud_armor.allowlist(f"{name}-security-policy", *policy)
         service, port = served.service, served.port
         workload = service
-        meta = {"namespace": served.namespace}
+        marker = {"labels": {PRODUCTION_LABEL: "true"}} if site.production else {}
+        meta: dict[str, Any] = {"namespace": served.namespace, **marker}
         annotations = {CERTMAP_ANNOTATION: certificate_map.name}
         gateway = k8s.apiextensions.CustomResource(
             f"{name}-gateway",
@@ -246,21 +262,14 @@ class Gateway(Exposure):
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[address]),
         )
         after = pulumi.ResourceOptions(parent=parent, depends_on=[gateway])
+        # The backend policy names the Cloud Armor policy, which must exist first.
+        armored = pulumi.ResourceOptions(parent=parent, depends_on=[gateway, *armor])
+        backend, health = backend_policy_spec(service, site), health_policy_spec(service, site)
         objects = (
             ("route", GATEWAY_API, "HTTPRoute", route_spec(workload, self.domain, service, port)),
             ("redirect", GATEWAY_API, "HTTPRoute", redirect_spec(workload, self.domain)),
-            (
-                "backend-policy",
-                GKE_POLICY_API,
-                "GCPBackendPolicy",
-                backend_policy_spec(service, site),
-            ),
-            (
-                "health-policy",
-                GKE_POLICY_API,
-                "HealthCheckPolicy",
-                health_policy_spec(service, site),
-            ),
+            ("backend-policy", GKE_POLICY_API, "GCPBackendPolicy", backend),
+            ("health-policy", GKE_POLICY_API, "HealthCheckPolicy", health),
         )
         for suffix, api_version, kind, spec in objects:
             k8s.apiextensions.CustomResource(
@@ -269,7 +278,7 @@ class Gateway(Exposure):
                 kind=kind,
                 metadata=manifest({**meta, "name": f"{workload}-{suffix}"}),
                 spec=manifest(spec),
-                opts=after,
+                opts=armored if suffix == "backend-policy" else after,
             )
 
     def _certificate(

@@ -281,6 +281,8 @@ class GpuService(pulumi.ComponentResource):
             health_port=haproxy.HEALTH_PORT,
             health_path=haproxy.HEALTH_PATH,
             protect=cluster.deletion_protection,
+            source_ranges=self.workload.expose.source_ranges if self.workload.expose else (),
+            production=cluster.production,
         )
 
     def _static_address(self) -> StaticAddress | None:

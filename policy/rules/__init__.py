@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .gateway import gateways_restricted_in_prod
 from .pods import (
     PRIVILEGED_DAEMONSET_PREFIXES,
     SYSTEM_NAMESPACE,
@@ -150,6 +151,15 @@ RULES: tuple[Rule, ...] = (
         "most a /16 (IPv4) or /48 (IPv6), together not every address.",
         "mandatory",
         load_balancers_restricted_in_prod,
+        production=True,
+    ),
+    Rule(
+        "gateways-restricted-in-prod",
+        "The Gateways of production stacks (expose.domain) name a Cloud Armor policy in their "
+        "GCPBackendPolicy, and production Cloud Armor policies allow only source ranges of at "
+        "most a /16 (IPv4) or /48 (IPv6), together not every address, and deny the rest.",
+        "mandatory",
+        gateways_restricted_in_prod,
         production=True,
     ),
     Rule(

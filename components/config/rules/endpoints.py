@@ -49,7 +49,8 @@ def consumer_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
 
 
 def domain_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
-    """expose.domain: what the Gateway path is built for (components/expose/gateway.py)."""
+    """expose.domain: what the Gateway path is built for (components/expose/gateway.py). With
+    sourceRanges, a Cloud Armor policy admits only those (components/platform/cloud_armor.py)."""
     e = w.expose
     if e is None or e.domain is None:
         return
@@ -67,12 +68,6 @@ def domain_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             "needs GKE's Gateway API, which the stack turns on for the clusters it builds "
             "(Standard: the standard channel; Autopilot has it) but cannot on an existing "
             "cluster. Remove domain, or build the cluster with the stack.",
-        )
-    if e.source_ranges:
-        yield Problem(
-            f"{path}.sourceRanges",
-            "a Gateway has no source ranges (that takes a Cloud Armor policy, not built yet): "
-            "the gate's key is what keeps strangers out. Remove sourceRanges, or remove domain.",
         )
     if e.domain == AUTO_DOMAIN and ":" in ctx.project:
         yield Problem(

@@ -82,13 +82,16 @@ def _dataplane_problems(cluster: ClusterSpec, why: str) -> Iterator[Problem]:
 
 
 def workload_problems(i: int, w: WorkloadSpec) -> Iterator[Problem]:
-    """A production stack's public endpoint (expose.type LoadBalancer): HTTPS, and source ranges
-    that are your clients' networks, not the internet."""
+    """A production stack's public endpoint (expose.type LoadBalancer, with or without a domain):
+    HTTPS, and source ranges that are your clients' networks, not the internet."""
     e = w.expose
     if e is None or e.type != "LoadBalancer":
         return
     path = f"workloads[{i}].expose"
     fix = "List your clients' networks, or use expose.type: Internal (reachable from the VPC only)."
+    if e.domain is not None:
+        # The Gateway admits sourceRanges through a Cloud Armor policy; no internal Gateway yet.
+        fix = "List your clients' networks: a Cloud Armor policy then lets only them reach domain."
     if not e.tls:
         yield Problem(
             f"{path}.tls",

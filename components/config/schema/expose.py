@@ -17,7 +17,9 @@ class ExposeSpec(Model):
     source_ranges: Annotated[list[str], Field(max_length=100)] = []
     """CIDRs allowed to reach the load balancer (`LoadBalancer`, `Internal`); empty allows any.
 
-    A public one without them is refused in production stacks, by the config and the policy pack.
+    With `domain`, a Cloud Armor policy on the Gateway's backend allows only these (others get
+    403). A public one without them is refused in production stacks, by the config and the
+    policy pack.
     """
     type: ExposeType = "LoadBalancer"
     """`LoadBalancer` (public), `Internal` (VPC only), `ClusterIP` (in-cluster only), `NodePort`

@@ -189,9 +189,9 @@ GB300_MACHINES: tuple[_Row, ...] = (
 # withSupportedDisksOverride([hyperdisk-balanced]) on a3-ultragpu-8g and -nolssd (BootDiskConfig,
 # per the package's machine-config test). N1 and A2 take pd-standard, pd-balanced, pd-ssd; G2
 # pd-balanced, pd-ssd; A3 High, Edge and Mega pd-balanced, pd-ssd, hyperdisk-balanced; A3 Ultra,
-# A4, A4X (A4X Max too) and G4 only hyperdisk-balanced. Google's own blueprints agree:
-# GoogleCloudPlatform/cluster-toolkit at 1047080 sets disk_type: hyperdisk-balanced on
-# examples/gke-a4x/gke-a4x.yaml:242 (GKE), machine-learning/a3-ultragpu-8g/
+# A4, A4X (A4X Max too) and G4 only hyperdisk-balanced. Google's own blueprints agree: in
+# GoogleCloudPlatform/cluster-toolkit at 1047080 (under examples/), disk_type:
+# hyperdisk-balanced is set by gke-a4x/gke-a4x.yaml:242 (GKE), machine-learning/a3-ultragpu-8g/
 # a3ultra-slurm-blueprint.yaml:624, a4-highgpu-8g/a4high-slurm-blueprint.yaml:637 and
 # ml-slurm-g4.yaml:282 (VMs); its GKE A3 Ultra, A4 and G4 blueprints leave it to GKE (commit
 # 3162e7fb, "Use default values for disk type ... in A3U blueprints", removed an explicit

@@ -11,7 +11,7 @@ from components.config.formats import resources
 from components.config.rules import coldstart
 from components.config.sleep import scales_on_metric, sleeps
 from components.platform import scraped, watched
-from components.platform.nodepool import gke_pool_name
+from components.platform.nodepool import boot_disk_type, gke_pool_name
 from components.service import haproxy
 from components.service import monitoring as monitor
 from tools import cost as costs
@@ -43,7 +43,8 @@ def pool_lines(config: StackConfig, pool: NodePoolConfig) -> list[str]:
         f"  pool      {pool.name} (GKE name {gke_pool_name(pool)}): {pool.machine_type} with "
         f"{pool.gpu_count} x {pool.gpu_type}{sharing}, {pool.min_nodes}-{pool.max_nodes} nodes, "
         f"{'flex-start VMs' if pool.flex_start else 'Spot VMs' if pool.spot else 'on-demand VMs'}",
-        f"            {DRIVERS[pool.driver]}; {pool.image_type.split('_')[0]} nodes",
+        f"            {DRIVERS[pool.driver]}; {pool.image_type.split('_')[0]} nodes"
+        + _boot_disk(pool),
     ]
     capacity = []
     if pool.reservation is not None:
@@ -69,6 +70,14 @@ def pool_lines(config: StackConfig, pool: NodePoolConfig) -> list[str]:
         f"{resources(pool.room, 2)} for your pods after GKE's system pods"
     )
     return lines
+
+
+def _boot_disk(pool: NodePoolConfig) -> str:
+    """The boot disk the pool names (components/platform/nodepool.py boot_disk_type), if any."""
+    disk = boot_disk_type(pool)
+    if disk is None:
+        return ""
+    return f"; {disk} boot disk (the only type {pool.machine_type} boots from)"
 
 
 def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:

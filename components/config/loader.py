@@ -80,6 +80,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     workloads.probe_problems,
     workloads.env_problems,
     workloads.selector_problems,
+    workloads.cache_disk_problems,
     placement.autopilot_problems,
     placement.placement_problems,
     drivers.workload_problems,

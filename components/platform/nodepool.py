@@ -11,6 +11,7 @@ import pulumi_gcp as gcp
 
 from ..config import GpuPool, NodePoolConfig, typed
 from ..config.component_checks import ArgsError, pool_args_problems
+from ..facts import catalog
 from ..facts.labels import MIN_NODES_REASON_LABEL, POOL_LABEL, POOL_RESOURCE_LABEL
 
 # Access is governed by the node service account's IAM roles, not by legacy OAuth scopes.
@@ -248,6 +249,16 @@ def cold_start_settings(pool: NodePoolConfig) -> dict[str, Any]:
     return settings
 
 
+def boot_disk_type(pool: NodePoolConfig) -> str | None:
+    """The boot disk type to name: hyperdisk-balanced on machines that boot only from it (A3
+    Ultra, A4, A4X, G4; components/facts/catalog/machines.py has the sources), else None, so GKE
+    keeps its default (pd-balanced) and other pools send nothing new. Not in
+    replacement_settings: the type is the only one those machines boot from, so a pool GKE
+    already created on one has it and sees no change."""
+    machine = catalog.machine_for(pool.gpu_type, pool.gpu_count, pool.machine_type)
+    return machine.boot_disk_type if machine is not None else None
+
+
 def resource_labels(pool: NodePoolConfig) -> dict[str, str]:
     """GCE labels on the pool's VMs; a pool kept warm says why, for the policy pack and billing."""
     labels = {POOL_RESOURCE_LABEL: pool.name}
@@ -262,6 +273,7 @@ def node_config(
     """The pool's nodes: machine, GPUs, how they are bought, labels, hardening, cold start."""
     return gcp.container.NodePoolNodeConfigArgs(
         machine_type=pool.machine_type,
+        disk_type=boot_disk_type(pool),
         image_type=pool.image_type,
         spot=pool.spot,
         # Flex-start (Dynamic Workload Scheduler): GKE creates the nodes when capacity frees up,

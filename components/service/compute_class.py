@@ -58,6 +58,10 @@ def secondary_boot_disk(image: str, project: str) -> dict[str, str]:
     return {"diskImageName": parts[-1], "project": owner, "mode": CONTAINER_IMAGE_CACHE}
 
 
+# No storage.bootDiskType (the CRD's enum: pd-balanced, pd-standard, pd-ssd, hyperdisk-balanced):
+# GKE's autoscaler gives the nodes it creates for a priority its machine's default boot disk,
+# hyperdisk-balanced on A3 Ultra (withDefaultDiskOverride), A4, A4X and G4 (defaultDiskType),
+# from the machine table components/facts/catalog/machines.py cites (GKE_MACHINES).
 def priority(choice: CapacityChoice, boot_disk: dict[str, str] | None = None) -> dict[str, Any]:
     """One entry of spec.priorities: GPU, machine and how the VM is bought."""
     rule: dict[str, Any] = {

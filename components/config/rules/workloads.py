@@ -238,3 +238,36 @@ def _most_per_node(gpu_type: str | None) -> int:
 def _is_serve(w: WorkloadSpec) -> bool:
     """`command: [vllm, serve, ...]`: the arguments after `serve` count too."""
     return list(w.command[:2]) == ["vllm", "serve"]
+
+
+# GKE's own StorageClasses, all Persistent Disk ones: standard-rwo (pd-balanced, the default on
+# GKE clusters), premium-rwo (pd-ssd) and standard (pd-standard). Their names and types are as
+# widely used on GKE; no Google page stating them was read this session (unconfirmed).
+GKE_PD_CLASSES = ("standard-rwo", "premium-rwo", "standard")
+
+
+def cache_disk_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
+    """A cache disk from a Persistent Disk class where the workload's GPUs run on machines that
+    attach only Hyperdisk volumes (A4, A4X, G4: components/facts/catalog/machines.py): the pod
+    would wait for ever for a volume that cannot attach."""
+    if ctx.existing or w.cache is None or w.cache.storage_class not in (None, *GKE_PD_CLASSES):
+        return
+    gpus = [w.gpu.type, *(f.gpu.type for f in w.fallback if f.gpu is not None)]
+    hyperdisk_only = sorted(
+        {
+            gpu.display_name
+            for gpu in (catalog.GPU_TYPES.get(g or "") for g in gpus)
+            if gpu is not None and not any(m.pd_volumes for m in gpu.machine_types)
+        }
+    )
+    if not hyperdisk_only:
+        return
+    named = w.cache.storage_class or "unset: the cluster's default class, standard-rwo"
+    yield Problem(
+        f"workloads[{i}].cache.storageClass",
+        f"is {named} (a Persistent Disk class), and the {', '.join(hyperdisk_only)} "
+        "machines attach only Hyperdisk volumes, so the cache disk would never attach. Set it "
+        "to a StorageClass with parameters.type: hyperdisk-balanced (create one as in GKE's "
+        "https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/hyperdisk), "
+        "or remove cache.",
+    )

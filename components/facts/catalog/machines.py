@@ -26,7 +26,11 @@ import re
 from .model import (
     ALL_CONSUMPTION,
     FLEX_START,
+    HYPERDISK_BALANCED,
     ON_DEMAND,
+    PD_BALANCED,
+    PD_BOOT_DISKS,
+    PD_SSD,
     RESERVATION,
     SPOT,
     MachineType,
@@ -180,6 +184,29 @@ GB300_MACHINES: tuple[_Row, ...] = (
 )
 
 
+# Boot disk types per machine series: GKE_MACHINES supportedBootDiskTypes per family (the types
+# GKE's autoscaler gives the nodes it creates) and, for A3 Ultra, its per-machine
+# withSupportedDisksOverride([hyperdisk-balanced]) on a3-ultragpu-8g and -nolssd (BootDiskConfig,
+# per the package's machine-config test). N1 and A2 take pd-standard, pd-balanced, pd-ssd; G2
+# pd-balanced, pd-ssd; A3 High, Edge and Mega pd-balanced, pd-ssd, hyperdisk-balanced; A3 Ultra,
+# A4, A4X (A4X Max too) and G4 only hyperdisk-balanced. Google's own blueprints agree: in
+# GoogleCloudPlatform/cluster-toolkit at 1047080 (under examples/), disk_type:
+# hyperdisk-balanced is set by gke-a4x/gke-a4x.yaml:242 (GKE), machine-learning/a3-ultragpu-8g/
+# a3ultra-slurm-blueprint.yaml:624, a4-highgpu-8g/a4high-slurm-blueprint.yaml:637 and
+# ml-slurm-g4.yaml:282 (VMs); its GKE A3 Ultra, A4 and G4 blueprints leave it to GKE (commit
+# 3162e7fb, "Use default values for disk type ... in A3U blueprints", removed an explicit
+# hyperdisk-balanced). GKE's node pool API default for these series (if it is not pd-balanced)
+# is not documented on the pages read, so components/platform/nodepool.py names the type.
+G2_BOOT_DISKS = (PD_BALANCED, PD_SSD)
+A3_BOOT_DISKS = (PD_BALANCED, PD_SSD, HYPERDISK_BALANCED)
+HYPERDISK_BOOT_ONLY = (HYPERDISK_BALANCED,)
+# Persistent Disk volumes: GKE_MACHINES supportedAttachDiskTypes lists only Hyperdisk types for
+# the A4, A4X and G4 families, so a pd-balanced volume cannot attach there. The A3 family's list
+# includes pd-balanced and pd-ssd with no per-machine override for A3 Ultra; that A3 Ultra takes
+# Persistent Disk volumes is therefore that table's, not confirmed on a Compute Engine page.
+NO_PD_VOLUMES = False
+
+
 def sort_key(m: MachineType) -> tuple[int, bool, int, float, str]:
     """By GPU count, default shapes before named-only ones, then fewest vCPUs and least memory."""
     return (m.gpus, not m.by_default, m.vcpus, m.memory_gb, m.name)
@@ -200,12 +227,25 @@ def n1_machines(gpu: str) -> tuple[MachineType, ...]:
     )
 
 
-def fixed_machines(rows: tuple[_Row, ...]) -> tuple[MachineType, ...]:
+def fixed_machines(
+    rows: tuple[_Row, ...],
+    boot_disks: tuple[str, ...] = PD_BOOT_DISKS,
+    pd_volumes: bool = True,
+) -> tuple[MachineType, ...]:
+    """The shapes of one machine series, with the boot disks and volumes the series takes."""
     return tuple(
         sorted(
             (
                 MachineType(
-                    name, gpus, vcpus, memory, consumption, gpu_share=share, by_default=default
+                    name,
+                    gpus,
+                    vcpus,
+                    memory,
+                    consumption,
+                    gpu_share=share,
+                    by_default=default,
+                    boot_disks=boot_disks,
+                    pd_volumes=pd_volumes,
                 )
                 for name, gpus, vcpus, memory, consumption, default, share in rows
             ),

@@ -14,6 +14,16 @@ RESERVATION = "reservation"
 CONSUMPTION_ORDER = (ON_DEMAND, SPOT, FLEX_START, RESERVATION)
 ALL_CONSUMPTION = frozenset(CONSUMPTION_ORDER)
 
+# Compute Engine disk types a node's boot disk can be (GKE's --disk-type values, "Configuring a
+# custom boot disk", https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks).
+# GKE's default is pd-balanced (the same page: "By default, GKE uses balanced Persistent Disks in
+# version 1.24 or later"); which series take which: components/facts/catalog/machines.py.
+PD_STANDARD = "pd-standard"
+PD_BALANCED = "pd-balanced"
+PD_SSD = "pd-ssd"
+HYPERDISK_BALANCED = "hyperdisk-balanced"
+PD_BOOT_DISKS = (PD_STANDARD, PD_BALANCED, PD_SSD)
+
 
 @dataclass(frozen=True)
 class MachineType:
@@ -30,6 +40,17 @@ class MachineType:
     variants, custom N1): a default machine type is never one of them."""
     custom: bool = False
     """An N1 custom machine type parsed from its name (`n1-custom-4-20480`)."""
+    boot_disks: tuple[str, ...] = PD_BOOT_DISKS
+    """Disk types its boot disk can be (its machine series'); N1's by default."""
+    pd_volumes: bool = True
+    """Whether Persistent Disk volumes (GKE's default StorageClass) attach to it."""
+
+    @property
+    def boot_disk_type(self) -> str | None:
+        """The boot disk type a node pool must name: None when GKE's default (pd-balanced)
+        boots it, else the first type its series takes (hyperdisk-balanced on A3 Ultra, A4,
+        A4X, G4)."""
+        return None if PD_BALANCED in self.boot_disks else self.boot_disks[0]
 
 
 @dataclass(frozen=True)

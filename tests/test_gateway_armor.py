@@ -176,6 +176,14 @@ def test_the_pack_refuses_a_production_gateway_backend_that_names_no_cloud_armor
     assert _fired(BACKEND, armored_backend.inputs) == []
 
 
+def _everyone(rule: dict[str, Any], action: str) -> dict[str, Any]:
+    """A rule of `action` on every address, before the stack's own rules."""
+    added = copy.deepcopy(rule)
+    added.update(action=action, priority=10)
+    added["match"]["config"]["srcIpRanges"] = ["*"]
+    return added
+
+
 @pytest.mark.parametrize(
     ("change", "words"),
     [
@@ -190,6 +198,16 @@ def test_the_pack_refuses_a_production_gateway_backend_that_names_no_cloud_armor
             "every IPv4 address",
         ),
         (lambda rules: rules[0].update(match={"expr": {"expression": "true"}}), "cannot judge"),
+        # Found by the attacker's review: every action but deny lets requests through.
+        (lambda rules: rules.insert(0, _everyone(rules[0], "throttle")), "every address"),
+        (lambda rules: rules.insert(0, _everyone(rules[0], "rate_based_ban")), "every address"),
+        (lambda rules: rules.insert(0, _everyone(rules[0], "redirect")), "every address"),
+        (lambda rules: rules[0]["match"].update(expr={"expression": "true"}), "cannot judge"),
+        (lambda rules: rules[-1].update(preview=True), "preview"),
+        (
+            lambda rules: rules[-1]["match"]["config"].update(srcIpRanges=["203.0.113.0/24"]),
+            "denies only some addresses",
+        ),
     ],
 )
 def test_the_pack_refuses_a_production_cloud_armor_policy_that_lets_too_many_in(
@@ -240,3 +258,17 @@ def test_the_plan_says_only_the_ranges_get_through_cloud_armor_and_that_it_costs
     assert "gkeGpuCloudArmor" in text, "the plan names the role the policy needs"
     assert all(ipaddress.ip_network(r) for r in RANGES)
     assert DOMAIN in text
+
+
+def test_the_plan_says_when_the_ranges_admit_everyone_that_cloud_armor_filters_nothing(
+    tmp_path: Path,
+) -> None:
+    # Found by the attacker's review: 0.0.0.0/0 was shown as "from 0.0.0.0/0 only ... others 403".
+    stack_file = tmp_path / "Pulumi.open.yaml"
+    stack_file.write_text(yaml.safe_dump({"config": armored(["0.0.0.0/0"])}))
+    text = summary(render("open", stack_file))
+    assert "from anywhere (sourceRanges admit every IPv4 address: Cloud Armor filters nothing)" in (
+        text
+    ), "a policy that admits every address must not read as a restriction"
+    assert "others 403" not in text and "every other address gets 403" not in text, text
+    assert "so the policy filters nothing" in text, "the policy's own line says so too"

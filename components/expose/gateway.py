@@ -170,6 +170,7 @@ class Gateway(Exposure):
         del namespace
         ranges = ", ".join(e.source_ranges)
         where = f"from {ranges} only (Cloud Armor; others 403)" if ranges else "from anywhere"
+        where = cloud_armor.admits_everyone_words(e.source_ranges) or where
         return (
             f"https://{self.domain} through a GKE Gateway ({GATEWAY_CLASS}, global external "
             f"Application Load Balancer), port 443 (HTTP on 80 redirected), {where}"

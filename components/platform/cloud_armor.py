@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_gcp as gcp
 
+from ..config.rules.exposure import admits_everyone
 from ..facts.labels import PRODUCTION_CLUSTER_LABEL
 
 POLICY_TYPE = "CLOUD_ARMOR"
@@ -88,16 +89,30 @@ def allowlist(
     return [policy]
 
 
+def admits_everyone_words(ranges: Sequence[str]) -> str | None:
+    """What the endpoint line says when the ranges admit every IPv4 address (the Gateway's
+    global address is IPv4): the policy is there, and filters nothing."""
+    if admits_everyone(list(ranges)) != "IPv4":
+        return None
+    return "from anywhere (sourceRanges admit every IPv4 address: Cloud Armor filters nothing)"
+
+
 def plan_lines(ranges: tuple[str, ...]) -> list[str]:
     """The offline plan's words: what the policy admits, and that it costs (not priced here:
     no Cloud Armor price was read in a stored source)."""
     if not ranges:
         return []
     rules = len(chunks(ranges))
+    others = (
+        "every other address gets 403 (default rule)"
+        if admits_everyone(ranges) != "IPv4"
+        else "they admit every IPv4 address, so the policy filters nothing (the Gateway's address "
+        "is IPv4): narrow sourceRanges to your clients' networks"
+    )
     return [
         f"            source ranges: Cloud Armor backend security policy on the Gateway's "
         f"backend: {rules} allow rule(s) (at most {RANGES_PER_RULE} ranges each) for "
-        f"{', '.join(ranges)}; every other address gets 403 (default rule)",
+        f"{', '.join(ranges)}; {others}",
         f"            cost: Cloud Armor Standard bills per policy, per rule ({rules + 1} here) and "
         "per request (cloud.google.com/armor/docs/managed-protection-overview); not in this "
         "plan's total: see cloud.google.com/armor/pricing",

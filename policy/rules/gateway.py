@@ -81,6 +81,29 @@ def _armor_production(props: Mapping[str, Any], context: Context) -> str | None:
     return _production_reason(SECURITY_POLICY_TYPE, props) if context.production else None
 
 
+def _default_rule_problems(rule: Mapping[str, Any] | None, start: str) -> list[str]:
+    """The default rule denies every address ('*'), and is enforced: a rule in preview is not
+    ("preview: When set to true, the `action` specified above is not enforced", pulumi-gcp 10.2.0
+    compute/_inputs.py SecurityPolicyRuleArgs)."""
+    action = _show(rule.get("action")) if rule else "unset (Google's default: allow)"
+    if rule is None or not action.startswith("deny"):
+        return [
+            f"{start}: its default rule (priority {DEFAULT_RULE_PRIORITY}) does not deny "
+            f"(action: {action}), so every address no rule lists gets through. {FIX}."
+        ]
+    if _is_true(rule.get("preview")):
+        return [
+            f"{start}: its default rule is in preview, which Cloud Armor logs but does not "
+            f"enforce: every address gets through. {FIX}."
+        ]
+    if list(_sequence(_get(rule, "match", "config", "srcIpRanges"))) != [EVERY_ADDRESS]:
+        return [
+            f"{start}: its default rule denies only some addresses (its match is not '*'), so "
+            f"the rest get through. {FIX}."
+        ]
+    return []
+
+
 def _armor_problems(props: Mapping[str, Any], context: Context) -> list[str]:
     reason = _armor_production(props, context)
     if reason is None:
@@ -90,26 +113,22 @@ def _armor_problems(props: Mapping[str, Any], context: Context) -> list[str]:
         f"stack ({reason})"
     )
     rules = [_mapping(rule) for rule in _sequence(props.get("rules"))]
-    problems: list[str] = []
     default = [r for r in rules if _quantity(r.get("priority")) == DEFAULT_RULE_PRIORITY]
-    action = _show(default[0].get("action")) if default else "unset (Google's default: allow)"
-    if not action.startswith("deny"):
-        problems.append(
-            f"{start}: its default rule (priority {DEFAULT_RULE_PRIORITY}) does not deny "
-            f"(action: {action}), so every address no rule lists gets through. {FIX}."
-        )
+    problems = _default_rule_problems(default[0] if default else None, start)
     allowed: list[Any] = []
     for rule in rules:
-        if (
-            rule.get("action") != "allow"
-            or _quantity(rule.get("priority")) == DEFAULT_RULE_PRIORITY
-        ):
+        if _quantity(rule.get("priority")) == DEFAULT_RULE_PRIORITY:
+            continue
+        # Every action but deny lets some requests through (allow; throttle and rate_based_ban
+        # below their thresholds; redirect), so its match is judged as an allow rule's.
+        if _show(rule.get("action")).startswith("deny"):
             continue
         ranges = _sequence(_get(rule, "match", "config", "srcIpRanges"))
-        if not ranges:
+        if not ranges or _get(rule, "match", "expr") is not None:
             problems.append(
-                f"{start}: the allow rule at priority {_show(rule.get('priority'))} matches by "
-                f"something other than source ranges, which this check cannot judge. {FIX}."
+                f"{start}: the rule at priority {_show(rule.get('priority'))} (action "
+                f"{_show(rule.get('action'))}) matches by something other than source ranges "
+                f"alone, which this check cannot judge. {FIX}."
             )
         allowed += ranges
     if EVERY_ADDRESS in allowed:

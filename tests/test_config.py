@@ -419,7 +419,7 @@ def test_storage_on_a_deployment_is_rejected() -> None:
 
 def test_storage_on_a_statefulset_is_valid() -> None:
     raw = _autopilot_workload(kind="StatefulSet", storage={"size": "100Gi", "mountPath": "/data"})
-    storage = _load(raw).workloads[0].storage
+    storage = _load(raw).workloads[0].spec.storage
     assert storage is not None and storage.size == "100Gi"
 
 

@@ -90,8 +90,8 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         )
     model = w.model
     weights = (
-        f"a {w.cache.size} per-pod disk at {w.cache.path}"
-        if w.cache
+        f"a {w.spec.cache.size} per-pod disk at {w.spec.cache.path}"
+        if w.spec.cache
         else "the container's filesystem (the node's boot disk)"
     )
     lines.append(f"            {'model ' + model + '; ' if model else ''}caches on {weights}")
@@ -278,7 +278,7 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             f"read from {where} (Cloud Storage FUSE, parallel downloads): {FUSE_TUNED_SPEEDUP}"
         )
     elif model is not None and not model.startswith("/"):
-        target = w.cache.path if w.cache else "the container's filesystem"
+        target = w.spec.cache.path if w.spec.cache else "the container's filesystem"
         weights = f"downloaded from Hugging Face into {target} on every new pod (no modelCache)"
     else:
         weights = "whatever the image loads at start (no modelCache)"

@@ -97,10 +97,11 @@ def _run(config: StackConfig, w: WorkloadConfig) -> str:
 
 
 def _results(w: WorkloadConfig) -> str:
-    if w.output is None:
+    output = w.spec.output
+    if output is None:
         return "nowhere the program provides: they leave the pod only as the program sends them"
     return (
-        f"gs://{w.output.bucket} (mounted read-write at {w.output.mount_path} through Cloud "
+        f"gs://{output.bucket} (mounted read-write at {output.mount_path} through Cloud "
         "Storage FUSE; the workload's service account holds roles/storage.objectUser on that "
         "bucket only)"
     )

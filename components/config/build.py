@@ -19,7 +19,6 @@ from . import formats, typed
 from .context import Context
 from .model import (
     Autoscale,
-    Cache,
     CapacityChoice,
     ClusterConfig,
     ClusterSettings,
@@ -28,12 +27,10 @@ from .model import (
     Expose,
     ModelCache,
     NodePoolConfig,
-    Output,
     Probe,
     Queue,
     Secret,
     Sharing,
-    Storage,
     WorkloadConfig,
 )
 from .rules import (
@@ -62,7 +59,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="DataclassInstance")
 
 
-def from_spec(cls: type[T], spec: BaseModel, **decided: Any) -> T:
+def from_spec(cls: type[T], spec: BaseModel, /, **decided: Any) -> T:
     """A config dataclass from its spec: each field the spec has by the same name (lists and
     mappings as tuples, mappings sorted), and `decided` for the rest; a schema's Literal string
     becomes the Enum the field names (typed.coerce)."""
@@ -164,6 +161,7 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
     return from_spec(
         WorkloadConfig,
         w,
+        spec=w,
         # Existing clusters select GPU nodes by nodeSelector only: no GKE accelerator label.
         gpu_type=None if ctx.existing else w.gpu.type,
         gpu_count=w.gpu.count,
@@ -177,8 +175,6 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         or (None if ctx.existing else allocatable.cpu_quantity(requests.cpu_millicores)),
         memory=w.resources.memory
         or (None if ctx.existing else allocatable.memory_quantity(requests.memory_bytes)),
-        cache=from_spec(Cache, w.cache) if w.cache else None,
-        storage=from_spec(Storage, w.storage) if w.storage else None,
         expose=_expose(w, ctx),
         run_as_user=egress.run_as_user(w),
         rollout=plan.rollout,
@@ -208,7 +204,6 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         adapters=tuple((a.name, a.path) for a in w.adapters),
         routing=routing.resolve(w),
         queue=Queue(batch.seconds(w.queue.max_run_duration)) if w.queue else None,
-        output=from_spec(Output, w.output) if w.output else None,
     )
 
 

@@ -70,26 +70,6 @@ class Probe:
 
 
 @dataclass(frozen=True)
-class Storage:
-    size: str
-    mount_path: str
-    storage_class: str | None
-    retention: Literal["Retain", "Delete"] = "Retain"
-    """The claims' fate when the StatefulSet is deleted (persistentVolumeClaimRetentionPolicy)."""
-
-
-@dataclass(frozen=True)
-class Cache:
-    """A per-pod disk for model weights and compile caches: a generic ephemeral volume (a
-    PersistentVolumeClaim created and deleted with the pod), so a multi-GB download counts
-    against no node's ephemeral storage (Autopilot's default request is 1 GiB)."""
-
-    size: str
-    path: str
-    storage_class: str | None
-
-
-@dataclass(frozen=True)
 class ModelCache:
     """Model weights read from a Cloud Storage bucket through the Cloud Storage FUSE CSI driver,
     as the workload's own Kubernetes service account (Workload Identity Federation for GKE)."""
@@ -108,15 +88,6 @@ class Queue:
     ProvisioningRequest (flex-start with queued provisioning), held at most max_run_seconds."""
 
     max_run_seconds: int
-
-
-@dataclass(frozen=True)
-class Output:
-    """workloads[].output: a bucket mounted read-write for the results (Cloud Storage FUSE), as
-    the workload's own Kubernetes service account (Workload Identity), granted on it alone."""
-
-    bucket: str
-    mount_path: str
 
 
 @dataclass(frozen=True)
@@ -174,6 +145,12 @@ class Egress:
 
 @dataclass(frozen=True)
 class WorkloadConfig:
+    """A workload as decided: its spec (the stack file's keys, defaults applied) and what the
+    loader decided from it, the cluster and its pools (components/config/build.py). A key read
+    as written is read from `spec`; a field here is one the loader computed."""
+
+    spec: WorkloadSpec
+    """workloads[i] as parsed (schema/workloads.py), defaults applied; frozen."""
     name: str
     kind: Kind
     image: str
@@ -194,8 +171,6 @@ class WorkloadConfig:
     """None only on an existing cluster without resources.cpu: its nodes' size is unknown, so
     nothing is assumed (the pod is scheduled by its GPU alone)."""
     memory: str | None
-    storage: Storage | None
-    cache: Cache | None
     node_selector: tuple[tuple[str, str], ...]
     expose: Expose | None
     run_as_user: int | None
@@ -248,8 +223,6 @@ class WorkloadConfig:
     """A Job's pods at once (None: Kubernetes' default, 1)."""
     completions: int | None = None
     """An Indexed Job's shards (None: one pod, not indexed)."""
-    output: Output | None = None
-    """Where a Job's results land: a bucket mounted read-write."""
     hosts: int = 1
     """Nodes per replica: more than 1 makes each replica a LeaderWorkerSet group of this many pods,
     each with gpu_count GPUs (components/kinds/leaderworkerset.py)."""
@@ -337,7 +310,6 @@ class StackConfig:
 __all__ = [
     "NAMESPACE",
     "Autoscale",
-    "Cache",
     "CapacityChoice",
     "ClusterConfig",
     "ClusterMode",
@@ -367,7 +339,6 @@ __all__ = [
     "Secret",
     "Sharing",
     "StackConfig",
-    "Storage",
     "UpgradeScope",
     "WorkloadConfig",
 ]

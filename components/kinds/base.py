@@ -225,7 +225,7 @@ def on_spot(w: WorkloadConfig) -> bool:
 def batch(w: WorkloadConfig) -> bool:
     """A Job that uses the batch keys (queue, schedule, completions, output; issue 36). A Job
     without them keeps the object it always had (the plans of existing stacks stay the same)."""
-    return any(x is not None for x in (w.queue, w.schedule, w.completions, w.output))
+    return any(x is not None for x in (w.queue, w.schedule, w.completions, w.spec.output))
 
 
 def pod_failure_policy(w: WorkloadConfig) -> dict[str, Any]:

@@ -200,7 +200,7 @@ def _gke(config: StackConfig) -> tuple[GkeCluster, list[pulumi.Resource]]:
             project=config.project,
             region=config.region,
             cluster=cfg,
-            gcs_fuse_csi_driver=any(w.model_cache or w.output for w in config.workloads),
+            gcs_fuse_csi_driver=any(w.model_cache or w.spec.output for w in config.workloads),
             gateway_api=any(w.expose and w.expose.domain for w in config.workloads),
             # Fallback ComputeClasses stream images too (components/service/compute_class.py).
             image_streaming=any(pool.image_streaming for pool in config.node_pools)

@@ -192,14 +192,14 @@ class GpuService(pulumi.ComponentResource):
                 opts=self._root(),
             )
             found += access.ready
-        if w.output is not None:
+        if w.spec.output is not None:
             found += ModelCacheAccess(
                 f"output-{w.name}",
                 ModelCacheAccessArgs(
                     project=project,
                     namespace=self._namespace_name,
                     service_account=w.name,
-                    bucket=w.output.bucket,
+                    bucket=w.spec.output.bucket,
                     access="writer",
                     after=_waiting(self._waits.get("cluster", [])),
                 ),

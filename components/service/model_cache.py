@@ -164,16 +164,16 @@ def output_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
     """workloads[].output: the results bucket as a read-write CSI ephemeral volume. gcsfuse
     stages each file it writes and uploads it on close (its docs, "Semantics"); the sidecar's
     own staging volume is injected by GKE."""
-    if w.output is None:
+    if w.spec.output is None:
         return []
-    attributes = {"bucketName": w.output.bucket, "mountOptions": "implicit-dirs"}
+    attributes = {"bucketName": w.spec.output.bucket, "mountOptions": "implicit-dirs"}
     return [{"name": "output", "csi": {"driver": FUSE_DRIVER, "volumeAttributes": attributes}}]
 
 
 def reads_or_writes_a_bucket(w: WorkloadConfig) -> bool:
     """Whether its pods mount a bucket (modelCache, output): the FUSE sidecar and the workload's
     own Kubernetes service account, which Workload Identity lets use the bucket."""
-    return w.model_cache is not None or w.output is not None
+    return w.model_cache is not None or w.spec.output is not None
 
 
 def pod_annotations(mode: Mode, w: WorkloadConfig) -> dict[str, str]:

@@ -151,23 +151,23 @@ def container_mounts(w: WorkloadConfig) -> list[dict[str, Any]]:
         {"name": "dshm", "mountPath": SHM_PATH},
         *writable_mounts(w),
     ]
-    if w.cache is not None:
-        mounts.append({"name": "cache", "mountPath": w.cache.path})
-    if w.storage is not None:
-        mounts.append({"name": "data", "mountPath": w.storage.mount_path})
+    if w.spec.cache is not None:
+        mounts.append({"name": "cache", "mountPath": w.spec.cache.path})
+    if w.spec.storage is not None:
+        mounts.append({"name": "data", "mountPath": w.spec.storage.mount_path})
     if w.model_cache is not None:
         mounts.append({"name": "model", "mountPath": w.model_cache.mount_path, "readOnly": True})
-    if w.output is not None:
-        mounts.append({"name": "output", "mountPath": w.output.mount_path})
+    if w.spec.output is not None:
+        mounts.append({"name": "output", "mountPath": w.spec.output.mount_path})
     return mounts
 
 
 def cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
     """The cache as a generic ephemeral volume: a PVC made and deleted with each pod
     (kubernetes.io/docs/concepts/storage/ephemeral-volumes/#generic-ephemeral-volumes)."""
-    if w.cache is None:
+    if w.spec.cache is None:
         return []
-    claim = claim_spec(w.cache.size, w.cache.storage_class)
+    claim = claim_spec(w.spec.cache.size, w.spec.cache.storage_class)
     return [{"name": "cache", "ephemeral": {"volumeClaimTemplate": {"spec": claim}}}]
 
 
@@ -175,14 +175,14 @@ def home(w: WorkloadConfig) -> str:
     """HOME: the cache disk when there is one (vLLM, Triton, FlashInfer and CUDA write their
     caches under ~, and on Autopilot an emptyDir counts against the pod's 1 GiB default
     ephemeral-storage request), else an emptyDir of its own."""
-    return w.cache.path if w.cache is not None else HOME_PATH
+    return w.spec.cache.path if w.spec.cache is not None else HOME_PATH
 
 
 def writable_mounts(w: WorkloadConfig) -> list[dict[str, str]]:
     """What stays writable under a read-only root filesystem: /tmp, and HOME unless it is the
     cache disk or the workload sets HOME itself."""
     mounts = [{"name": TMP_VOLUME, "mountPath": TMP_PATH}]
-    if mounts_home(w.cache is not None, _set_env(w)):
+    if mounts_home(w.spec.cache is not None, _set_env(w)):
         mounts.append({"name": HOME_VOLUME, "mountPath": HOME_PATH})
     return mounts
 
@@ -216,7 +216,7 @@ def runtime_env(w: WorkloadConfig) -> list[dict[str, str]]:
       weights land. VLLM_CONFIG_ROOT (usage stats, ~/.config/vllm, envs.py lines 684-689) and
       VLLM_RPC_BASE_PATH (tempfile.gettempdir(), envs.py line 711) land in HOME and /tmp."""
     given = _set_env(w)
-    cache_root = w.cache.path if w.cache is not None else f"{HOME_PATH}/.cache"
+    cache_root = w.spec.cache.path if w.spec.cache is not None else f"{HOME_PATH}/.cache"
     wanted = [("HOME", home(w)), ("USER", RUN_AS_NAME), ("XDG_CACHE_HOME", cache_root)]
     if is_vllm_image(w.image) and "XDG_CACHE_HOME" not in given:
         wanted += [

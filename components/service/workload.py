@@ -117,7 +117,7 @@ class GpuWorkload(pulumi.ComponentResource):
     ) -> list[pulumi.Resource]:
         """A model cache is read as the workload's own Kubernetes service account (Workload
         Identity is granted to it by name); its pods are admitted only once the account exists."""
-        if w.model_cache is None and w.output is None:
+        if w.model_cache is None and w.spec.output is None:
             return []
         account = k8s.core.v1.ServiceAccount(
             f"{name}-serviceaccount",

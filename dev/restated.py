@@ -93,13 +93,19 @@ def _calls() -> list[tuple[str, ast.Call, str | None, bool]]:
     return found
 
 
+def _resolved(name: str) -> type | None:
+    """The resolved class of that name; None once it is gone (its readers read the spec)."""
+    found = getattr(model, name, None) or getattr(platform_model, name, None)
+    return found if isinstance(found, type) else None
+
+
 def restated() -> dict[str, set[str]]:
     """Per resolved class, the fields the rule calls restated."""
-    out: dict[str, set[str]] = {name: set() for name in COUNTERPART}
+    out: dict[str, set[str]] = {name: set() for name in COUNTERPART if _resolved(name)}
     for cls_name, call, spec_root, via_from_spec in _calls():
-        cls = getattr(model, cls_name, None) or getattr(platform_model, cls_name)
-        spec = _spec_model(cls)
-        if spec is None:
+        cls = _resolved(cls_name)
+        spec = _spec_model(cls) if cls else None
+        if cls is None or spec is None:
             continue
         names = [f.name for f in dataclasses.fields(cls)]
         decided = {kw.arg: kw.value for kw in call.keywords if kw.arg}
@@ -113,17 +119,20 @@ def restated() -> dict[str, set[str]]:
 
 def main() -> None:
     found = restated()
+    gone = sorted(set(COUNTERPART) - found.keys())
     total = fields = 0
     for group, title in ((False, "workload model (model.py)"), (True, "platform (Args)")):
         print(f"# {title}")
         for name, restates in found.items():
             if (name in PLATFORM) != group:
                 continue
-            cls = getattr(model, name, None) or getattr(platform_model, name)
+            cls = _resolved(name)
+            assert cls is not None
             count = len(dataclasses.fields(cls))
             total, fields = total + len(restates), fields + count
             where = Path(inspect.getfile(cls)).name
             print(f"{name} ({where}): {len(restates)} of {count}: {', '.join(sorted(restates))}")
+    print(f"gone (their readers read the spec): {', '.join(gone) or 'none'}")
     print(f"total: {total} of {fields} fields restate a schema field")
 
 

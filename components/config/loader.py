@@ -25,7 +25,6 @@ from ..facts import catalog
 from . import build, keys
 from .context import Context
 from .model import (
-    MonitoringConfig,
     NodePoolConfig,
     Specs,
     StackConfig,
@@ -372,7 +371,7 @@ def _stack(
             *exposure.advisories(parsed.workloads),
             *model_fit.advisories(parsed.workloads),
         ),
-        monitoring=build.from_spec(MonitoringConfig, parsed.monitoring or MonitoringSpec()),
+        monitoring=parsed.monitoring or MonitoringSpec(),
         specs=Specs(
             parsed.cluster,
             tuple(spec for _, spec in parsed.pools),

@@ -37,6 +37,7 @@ from .platform_model import (
 )
 from .rules.registry import Repository
 from .schema import ClusterSpec, ExposeType, Kind, NodePoolSpec, WorkloadSpec
+from .schema.monitoring import MonitoringSpec
 
 NAMESPACE = "gke-gpu"
 
@@ -245,24 +246,6 @@ class WorkloadConfig:
 
 
 @dataclass(frozen=True)
-class MonitoringConfig:
-    """`monitoring`: the stack's dashboard and alerts (components/service/monitoring.py)."""
-
-    dashboard: bool = True
-    alerts: bool = True
-    gpu_idle_seconds: int = 3600
-    """A GPU under 1% utilisation this long, its node running, fires the idle alert."""
-    error_rate_percent: int = 5
-    """Aborted or failed requests above this share over 5 minutes fire the error alert."""
-    pending_seconds: int = 900
-    """A pod unschedulable this long (waiting for GPU capacity) fires the pending alert."""
-    notification_channels: tuple[str, ...] = ()
-    """Existing channels by resource name (projects/P/notificationChannels/ID)."""
-    emails: tuple[str, ...] = ()
-    """Addresses the stack creates an email channel for."""
-
-
-@dataclass(frozen=True)
 class Specs:
     """The stack file's cluster, node pools and workloads as parsed (schema models, defaults
     applied): what the stack's front end hands each GpuService as its Args
@@ -292,8 +275,8 @@ class StackConfig:
     advisories: tuple[str, ...] = field(default=())
     """Settings that work but do not do what they promise (e.g. image streaming of an image
     outside Artifact Registry): shown by `pulumi up` (a warning) and the offline plan."""
-    monitoring: MonitoringConfig = field(default=MonitoringConfig())
-    """The dashboard and alerts (on by default)."""
+    monitoring: MonitoringSpec = field(default_factory=MonitoringSpec)
+    """`monitoring` as parsed, defaults applied: the dashboard and alerts (on by default)."""
     specs: Specs | None = None
     """The specs the config was decided from (None: a config built by hand, in tests)."""
 
@@ -328,7 +311,6 @@ __all__ = [
     "MaintenanceExclusion",
     "MaintenanceWindow",
     "ModelCache",
-    "MonitoringConfig",
     "NodeImageType",
     "NodeLabel",
     "NodePoolConfig",

@@ -113,12 +113,12 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         lines.append(f"            routing: {routing_line(w)}")
     if sleeps(w):
         lines += sleep_lines(config, w)
-    elif w.autoscale is not None:
-        scale = w.autoscale
+    elif w.spec.autoscale is not None:
+        scale = w.spec.autoscale
         lines.append(
-            f"            replicas {scale.min_replicas}-{scale.max_replicas} by {scale.metric} "
-            f"(HPA target {scale.target} per pod; Managed Service for Prometheus scrapes "
-            "/metrics, the custom metrics adapter serves it)"
+            f"            replicas {scale.min_replicas}-{scale.max_replicas} by "
+            f"{w.autoscale_metric} (HPA target {scale.target} per pod; Managed Service for "
+            "Prometheus scrapes /metrics, the custom metrics adapter serves it)"
         )
     return lines + batch_lines(config, w) + exposure_lines(config, w)
 
@@ -189,7 +189,7 @@ NODE_BOOT = (
 def sleep_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     """A model that sleeps: when it goes to zero, what holds the first request and for how long,
     and what that request waits for (components/service/scale_to_zero.py)."""
-    scale = w.autoscale
+    scale = w.spec.autoscale
     assert scale is not None and w.probe is not None
     pool = w.node_pool
     warm = pool is not None and pool.min_nodes > 0 and w.compute_class is None

@@ -18,7 +18,6 @@ from ..facts.catalog import zones
 from . import formats, typed
 from .context import Context
 from .model import (
-    Autoscale,
     CapacityChoice,
     ClusterConfig,
     ClusterSettings,
@@ -184,11 +183,7 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         # Its pods select the workload's ComputeClass (components/service/compute_class.py).
         compute_class=capacity_sources.class_name(w.name) if capacity else None,
         model_cache=cache,
-        autoscale=(
-            from_spec(Autoscale, scale, metric=scale.metric or coldstart.VLLM_QUEUE_METRIC)
-            if scale
-            else None
-        ),
+        autoscale_metric=(scale.metric or coldstart.VLLM_QUEUE_METRIC) if scale else None,
         ephemeral_storage=w.resources.ephemeral_storage,
         secret_args="workloads" in ctx.secret_keys and ctx.secure_paths is None,
         api_key=exposure.api_key(w),

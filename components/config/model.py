@@ -92,21 +92,6 @@ class Queue:
 
 
 @dataclass(frozen=True)
-class Autoscale:
-    """An HPA on a server metric (Managed Service for Prometheus), or, with min_replicas 0,
-    KEDA's HTTP add-on (requests in flight; scales to zero, holds the first request)."""
-
-    min_replicas: int
-    max_replicas: int
-    metric: str
-    """The Prometheus gauge the server exports at /metrics, e.g. vllm:num_requests_waiting."""
-    target: int
-    """Per pod: the metric's average (HPA) or requests in flight (KEDA) that adds a replica."""
-    idle_seconds: int = 900
-    wake_timeout_seconds: int = 1800
-
-
-@dataclass(frozen=True)
 class Expose:
     port: int
     source_ranges: tuple[str, ...]
@@ -192,7 +177,9 @@ class WorkloadConfig:
     secondary_boot_disk: str | None = None
     """With `fallback`: preloaded images for its ComputeClass's nodes (every priority)."""
     model_cache: ModelCache | None = None
-    autoscale: Autoscale | None = None
+    autoscale_metric: str | None = None
+    """With autoscale: the Prometheus gauge the server exports at /metrics that the HPA reads,
+    autoscale.metric else vLLM's queue (rules/coldstart.py VLLM_QUEUE_METRIC)."""
     ephemeral_storage: str | None = None
     """resources.ephemeralStorage: scratch space requested in the container's filesystem."""
     secret_args: bool = False
@@ -231,7 +218,8 @@ class WorkloadConfig:
     @property
     def max_replicas(self) -> int:
         """Replicas at the most: the HPA's maxReplicas when autoscaled (capacity, rollouts)."""
-        return self.autoscale.max_replicas if self.autoscale else self.replicas
+        scale = self.spec.autoscale
+        return scale.max_replicas if scale else self.replicas
 
     @property
     def max_pods(self) -> int:
@@ -292,7 +280,6 @@ class StackConfig:
 
 __all__ = [
     "NAMESPACE",
-    "Autoscale",
     "CapacityChoice",
     "ClusterConfig",
     "ClusterMode",

@@ -162,7 +162,7 @@ def replicas(w: WorkloadConfig) -> dict[str, int]:
     remove spec.replicas when migrating a Deployment to horizontal autoscaling). Without it the
     object starts at 1 and the HPA raises it to minReplicas.
     """
-    return {} if w.autoscale is not None else {"replicas": w.replicas}
+    return {} if w.spec.autoscale is not None else {"replicas": w.replicas}
 
 
 class Batch(Kind):

@@ -117,9 +117,9 @@ def build(config: StackConfig) -> Platform:
                 gate_namespace=config.namespace,
                 adapter_registers_external=with_adapter,
                 held_seconds=max(
-                    held_seconds(w.autoscale.wake_timeout_seconds, defaults.GENERATION_SECONDS)
+                    held_seconds(w.spec.autoscale.wake_timeout_seconds, defaults.GENERATION_SECONDS)
                     for w in sleeping
-                    if w.autoscale
+                    if w.spec.autoscale
                 ),
             ),
             opts=k8s_opts,

@@ -61,8 +61,8 @@ def pod_monitoring_spec(w: WorkloadConfig) -> dict[str, Any]:
 
 def hpa_spec(w: WorkloadConfig) -> dict[str, Any]:
     """autoscaling/v2: the average of the metric over the workload's pods, against the target."""
-    assert w.autoscale is not None
-    scale = w.autoscale
+    scale, metric = w.spec.autoscale, w.autoscale_metric
+    assert scale is not None and metric is not None
     return {
         # The kind's scale subresource: a LeaderWorkerSet's scales whole groups, and its
         # status.hpaPodSelector names the leaders (kubernetes-sigs/lws v0.8.0
@@ -74,7 +74,7 @@ def hpa_spec(w: WorkloadConfig) -> dict[str, Any]:
             {
                 "type": "Pods",
                 "pods": {
-                    "metric": {"name": external_metric_name(scale.metric)},
+                    "metric": {"name": external_metric_name(metric)},
                     "target": {"type": "AverageValue", "averageValue": str(scale.target)},
                 },
             }
@@ -101,7 +101,7 @@ class Autoscaler(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gke-gpu:index:Autoscaler", name, None, opts)
         w = args.workload
-        if w.autoscale is None:
+        if w.spec.autoscale is None:
             raise ValueError("AutoscalerArgs.workload has no autoscale settings")
         metadata = {"name": w.name, "namespace": args.namespace, "labels": workload_labels(w.name)}
         pod_monitoring(

@@ -100,7 +100,7 @@ class GpuService(pulumi.ComponentResource):
             opts=self._k8s,
         )
         # The HPA's custom metrics adapter serves GKE clusters only (components/platform).
-        if scaler is None and w.autoscale is not None and self._cluster.mode != "existing":
+        if scaler is None and w.spec.autoscale is not None and self._cluster.mode != "existing":
             Autoscaler(
                 f"autoscaler-{w.name}",
                 AutoscalerArgs(

@@ -38,7 +38,7 @@ def host(workload: str, namespace: str) -> str:
 def http_scaled_object_spec(
     w: WorkloadConfig, namespace: str, service: str, generation_seconds: int
 ) -> dict[str, Any]:
-    scale = w.autoscale
+    scale = w.spec.autoscale
     assert scale is not None and sleeps(w) and w.port is not None
     return {
         "hosts": [host(w.name, namespace)],
@@ -67,7 +67,7 @@ def http_scaled_object_spec(
 def gate_timeout_seconds(w: WorkloadConfig, generation_seconds: int) -> int:
     """The gate's `timeout server`: the longest the interceptor can be silent on one request,
     holding it (the wake timeout) and then waiting for the replica's headers, plus a margin."""
-    scale = w.autoscale
+    scale = w.spec.autoscale
     assert scale is not None
     return (
         keda_drain.held_seconds(scale.wake_timeout_seconds, generation_seconds)

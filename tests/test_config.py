@@ -45,7 +45,7 @@ def test_only_project_and_region_give_an_exposed_gpu_endpoint_on_autopilot() -> 
     config = _load({})
     assert config.cluster.mode == "autopilot", "the zero-config path needs no node pools"
     (workload,) = config.workloads
-    assert workload.gpu_type == "nvidia-l4" and workload.gpu_count == 1, (
+    assert workload.gpu_type == "nvidia-l4" and workload.spec.gpu.count == 1, (
         "the default workload must request a GPU, or the stack is not a GPU service"
     )
     assert workload.expose is not None and workload.expose.port == 443 and workload.expose.tls, (
@@ -176,7 +176,7 @@ def test_autopilot_rejects_a_per_pod_gpu_count_it_does_not_offer() -> None:
 
 def test_autopilot_accepts_eight_l4s_per_pod() -> None:
     raw = _autopilot_workload(gpu={"type": "nvidia-l4", "count": 8})
-    assert _load(raw).workloads[0].gpu_count == 8
+    assert _load(raw).workloads[0].spec.gpu.count == 8
 
 
 def test_autopilot_admits_p100_as_gkes_own_admission_message_lists_it() -> None:
@@ -430,7 +430,7 @@ def test_expose_on_a_job_is_rejected() -> None:
 
 def test_job_without_expose_is_valid_and_gets_no_probe() -> None:
     workload = _load(_autopilot_workload(kind="Job")).workloads[0]
-    assert workload.kind == "Job" and workload.probe is None, (
+    assert workload.spec.kind == "Job" and workload.probe is None, (
         "a Job's pods serve nothing, so a readiness probe would only delay completion"
     )
 
@@ -535,7 +535,7 @@ def test_secret_env_needs_its_key_set_as_a_secret() -> None:
 def test_secret_env_with_its_secret_set_is_valid() -> None:
     raw = _autopilot_workload(secretEnv={"HF_TOKEN": "hfToken"})
     config = _load(raw, secret_keys=frozenset({"hfToken"}))
-    assert config.workloads[0].secret_env == (("HF_TOKEN", "hfToken"),)
+    assert config.workloads[0].spec.secret_env == {"HF_TOKEN": "hfToken"}
     assert config.secrets == ("hfToken",)
 
 

@@ -74,7 +74,10 @@ def pool_lines(config: StackConfig, pool: NodePoolConfig) -> list[str]:
 def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     where = f" on pool {w.node_pool.name}" if w.node_pool else ""
     kind = slices.kind_of(w)
-    lines = [f"  workload  {w.name} ({kind.name}, {w.image}){where}", *_requests_lines(config, w)]
+    lines = [
+        f"  workload  {w.spec.name} ({kind.name}, {w.spec.image}){where}",
+        *_requests_lines(config, w),
+    ]
     lines += group_lines(config, w)
     lines.append(
         f"            probe     {w.probe.describe}"
@@ -126,9 +129,9 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
 def _requests_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     """What each pod requests, and from what (the pool's nodes, Autopilot, a ComputeClass)."""
     requests, pool = resources(w.requests, 2), w.node_pool
-    gpus = f"{w.gpu_count} x {w.gpu_type or 'GPU'} per pod"
+    gpus = f"{w.spec.gpu.count} x {w.gpu_type or 'GPU'} per pod"
     if pool is not None:
-        used = w.max_pods * (1 if pool.shared else w.gpu_count)
+        used = w.max_pods * (1 if pool.shared else w.spec.gpu.count)
         return [
             f"            requests {requests} of the {resources(pool.room, 2)} a node leaves; "
             f"{gpus}",
@@ -256,12 +259,14 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             ]
         )
     autopilot = config.cluster.mode == "autopilot"
-    registry = coldstart.registry_host(w.image)
-    eligible = coldstart.in_artifact_registry(w.image)
+    registry = coldstart.registry_host(w.spec.image)
+    eligible = coldstart.in_artifact_registry(w.spec.image)
     # A ComputeClass streams images and preloads the workload's disk in every priority
     # (components/service/compute_class.py nodePoolConfig and storage).
     classed = w.compute_class is not None
-    boot_disk = w.secondary_boot_disk if classed else pool.secondary_boot_disk if pool else None
+    boot_disk = (
+        w.spec.secondary_boot_disk if classed else pool.secondary_boot_disk if pool else None
+    )
     streaming = autopilot or classed or (pool is not None and pool.image_streaming)
     if boot_disk:
         image = f"preloaded from secondary boot disk {boot_disk}"
@@ -329,13 +334,13 @@ def monitoring_lines(config: StackConfig) -> list[str]:
                 "console still lists the incidents)"
             )
         )
-    served = [w.name for w in scraped(config) if not scales_on_metric(w)]
+    served = [w.spec.name for w in scraped(config) if not scales_on_metric(w)]
     if served:
         lines.append(
             f"            scrapes /metrics of {', '.join(served)} (a PodMonitoring each: the "
             "queue, time to first token and errors come from vLLM's own metrics)"
         )
-    gates = [w.name for w in config.exposed]
+    gates = [w.spec.name for w in config.exposed]
     if gates and watched(config):
         lines.append(
             f"            scrapes the gates of {', '.join(gates)} (HAProxy's exporter, port "

@@ -163,7 +163,6 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         spec=w,
         # Existing clusters select GPU nodes by nodeSelector only: no GKE accelerator label.
         gpu_type=None if ctx.existing else w.gpu.type,
-        gpu_count=w.gpu.count,
         # With autoscale: what the Deployment starts with; the HPA owns the count from then on.
         replicas=scale.min_replicas if scale else w.replicas,
         args=args,
@@ -184,7 +183,6 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         compute_class=capacity_sources.class_name(w.name) if capacity else None,
         model_cache=cache,
         autoscale_metric=(scale.metric or coldstart.VLLM_QUEUE_METRIC) if scale else None,
-        ephemeral_storage=w.resources.ephemeral_storage,
         secret_args="workloads" in ctx.secret_keys and ctx.secure_paths is None,
         api_key=exposure.api_key(w),
         egress=from_spec(

@@ -349,7 +349,7 @@ def _stack(
 ) -> StackConfig:
     assert parsed.cluster is not None and (project or ctx.existing)
     repositories, elsewhere = (
-        registry.repositories((w.image for w in built), project or "")
+        registry.repositories((w.spec.image for w in built), project or "")
         if not ctx.existing
         else ((), [])
     )
@@ -361,7 +361,7 @@ def _stack(
         cluster=build.cluster(parsed.cluster, ctx, stack, node_pools, built),
         node_pools=node_pools,
         workloads=built,
-        secrets=tuple(sorted({key for w in built for _, key in w.secret_env})),
+        secrets=tuple(sorted({key for w in built for key in w.spec.secret_env.values()})),
         image_repositories=repositories,
         advisories=(
             *coldstart.advisories(built),

@@ -36,7 +36,7 @@ from .platform_model import (
     Sharing,
 )
 from .rules.registry import Repository
-from .schema import ClusterSpec, ExposeType, Kind, NodePoolSpec, WorkloadSpec
+from .schema import ClusterSpec, ExposeType, NodePoolSpec, WorkloadSpec
 from .schema.monitoring import MonitoringSpec
 
 NAMESPACE = "gke-gpu"
@@ -137,33 +137,28 @@ class WorkloadConfig:
 
     spec: WorkloadSpec
     """workloads[i] as parsed (schema/workloads.py), defaults applied; frozen."""
-    name: str
-    kind: Kind
-    image: str
     gpu_type: str | None
-    gpu_count: int
-    spot: bool
+    """gpu.type on GKE; None on an existing cluster (its GPU nodes are chosen by nodeSelector)."""
     replicas: int
-    command: tuple[str, ...]
+    """What the workload starts with: autoscale.minReplicas when autoscaled, else replicas."""
     args: tuple[str, ...]
+    """The stack file's args and what the model cache and adapters add (rules/coldstart.py,
+    rules/adapters.py)."""
     env: tuple[tuple[str, str], ...]
-    secret_env: tuple[tuple[str, str], ...]
-    """Env var -> name of a secret top-level config key (the `secretEnv` indirection)."""
+    """The plain env values, sorted; those that came from `secure:` are secret_values."""
     secret_values: tuple[tuple[str, Secret], ...]
     """Env var -> secret value: env values that came from `secure:` (nested secrets)."""
-    port: int | None
     probe: Probe | None
+    """Its probes, their path and port decided (None for a Job, or without a port)."""
     cpu: str | None
     """None only on an existing cluster without resources.cpu: its nodes' size is unknown, so
     nothing is assumed (the pod is scheduled by its GPU alone)."""
     memory: str | None
-    node_selector: tuple[tuple[str, str], ...]
+    """resources.memory, else sized from the node (None on an existing cluster)."""
     expose: Expose | None
+    """What was decided of its expose (None: not exposed)."""
     run_as_user: int | None
     """The uid and gid of every container (defaults.RUN_AS_USER unless runAsUser is set)."""
-    backoff_limit: int
-    wait_for_completion: bool
-    """Job: `pulumi up` waits until it completes (otherwise it only creates it)."""
     rollout: Literal["surge", "replace"]
     """surge: one extra pod at a time (a spare GPU exists); replace: one pod down at a time."""
     driver_version: str | None
@@ -174,21 +169,16 @@ class WorkloadConfig:
     """With `fallback`: its ComputeClass priorities, the workload's own choice first."""
     compute_class: str | None = None
     """With `fallback`: the name of its ComputeClass (the pods select it)."""
-    secondary_boot_disk: str | None = None
-    """With `fallback`: preloaded images for its ComputeClass's nodes (every priority)."""
     model_cache: ModelCache | None = None
+    """Its modelCache, the mount path normalised."""
     autoscale_metric: str | None = None
     """With autoscale: the Prometheus gauge the server exports at /metrics that the HPA reads,
     autoscale.metric else vLLM's queue (rules/coldstart.py VLLM_QUEUE_METRIC)."""
-    ephemeral_storage: str | None = None
-    """resources.ephemeralStorage: scratch space requested in the container's filesystem."""
     secret_args: bool = False
     """The engine marked `workloads` secret and the stack file cannot prove which leaves were
     (an ESC import, another --config-file): command and args are sent as secrets too."""
     api_key: bool = False
     """The server is protected by a generated API key (env VLLM_API_KEY; rules/exposure.py)."""
-    read_only_root_filesystem: bool = True
-    """The container's root filesystem is read-only; /tmp and HOME are volumes."""
     egress: Egress = Egress()
     """What its pods may reach besides the cluster's DNS (default deny otherwise)."""
     requests: Resources = Resources(0, 0)
@@ -204,16 +194,6 @@ class WorkloadConfig:
     """cache-aware: the gate routes by prompt prefix and load to each replica (rules/routing.py)."""
     queue: Queue | None = None
     """A Job that waits in the stack's Kueue queue for queued-provisioning nodes."""
-    schedule: str | None = None
-    """A Job run on this cron schedule (a CronJob), read in time_zone."""
-    time_zone: str = "UTC"
-    parallelism: int | None = None
-    """A Job's pods at once (None: Kubernetes' default, 1)."""
-    completions: int | None = None
-    """An Indexed Job's shards (None: one pod, not indexed)."""
-    hosts: int = 1
-    """Nodes per replica: more than 1 makes each replica a LeaderWorkerSet group of this many pods,
-    each with gpu_count GPUs (components/kinds/leaderworkerset.py)."""
 
     @property
     def max_replicas(self) -> int:
@@ -225,12 +205,16 @@ class WorkloadConfig:
     def max_pods(self) -> int:
         """Pods at once at the most: a Job runs `parallelism` (one by default); a replica over
         several nodes is `hosts` pods."""
-        return (self.parallelism or 1) if self.kind == "Job" else self.max_replicas * self.hosts
+        return (
+            (self.spec.parallelism or 1)
+            if self.spec.kind == "Job"
+            else self.max_replicas * self.spec.hosts
+        )
 
     @property
     def idle_pods(self) -> int:
         """Pods it keeps up with no traffic (the HPA's minimum); a Job's only while it runs."""
-        return 0 if self.kind == "Job" else self.replicas * self.hosts
+        return 0 if self.spec.kind == "Job" else self.replicas * self.spec.hosts
 
 
 @dataclass(frozen=True)

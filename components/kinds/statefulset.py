@@ -60,7 +60,7 @@ class StatefulSet(Kind):
             else "deleted with it, data and all"
         )
         return (
-            f"one {storage.size} disk per pod (claims data-{w.name}-0, -1, ...), kept when "
+            f"one {storage.size} disk per pod (claims data-{w.spec.name}-0, -1, ...), kept when "
             f"scaled down; when the StatefulSet is deleted (workload removed or replaced): "
             f"{deleted} (storage.retention: {storage.retention}). `pulumi destroy` deletes the "
             "namespace and the claims in it; their StorageClass's reclaimPolicy then decides "
@@ -73,13 +73,13 @@ class StatefulSet(Kind):
         w = request.workload
         headless = k8s.core.v1.Service(
             f"{request.name}-headless",
-            metadata=manifest({**request.metadata, "name": f"{w.name}-headless"}),
+            metadata=manifest({**request.metadata, "name": f"{w.spec.name}-headless"}),
             spec=manifest(
                 {
                     "clusterIP": "None",
                     "selector": request.selector,
-                    "ports": [{"name": "http", "port": w.port or 80, "targetPort": "http"}]
-                    if w.port
+                    "ports": [{"name": "http", "port": w.spec.port or 80, "targetPort": "http"}]
+                    if w.spec.port
                     else [],
                 }
             ),

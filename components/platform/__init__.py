@@ -86,7 +86,8 @@ def scraped(config: StackConfig) -> tuple[WorkloadConfig, ...]:
     return tuple(
         w
         for w in config.workloads
-        if w.port and (scales_on_metric(w) or (on and w.model is not None and w.kind != "Job"))
+        if w.spec.port
+        and (scales_on_metric(w) or (on and w.model is not None and w.spec.kind != "Job"))
     )
 
 
@@ -102,7 +103,7 @@ def build(config: StackConfig) -> Platform:
         WorkloadNamespaceArgs(
             name=config.namespace,
             protect=protect,
-            scraped=tuple((w.name, w.port) for w in scraped(config) if w.port),
+            scraped=tuple((w.spec.name, w.spec.port) for w in scraped(config) if w.spec.port),
         ),
         opts=k8s_opts,
     )
@@ -168,7 +169,7 @@ def _run_controllers(
         if any(w.queue for w in config.workloads)
         else None
     )
-    grouped = any(w.hosts > 1 for w in config.workloads)
+    grouped = any(w.spec.hosts > 1 for w in config.workloads)
     lws = Lws("lws", after=[cluster], opts=k8s_opts) if grouped else None
     return kueue, lws
 

@@ -44,7 +44,7 @@ def pod_monitoring(
         api_version="monitoring.googleapis.com/v1",
         kind="PodMonitoring",
         metadata=manifest(
-            {"name": w.name, "namespace": namespace, "labels": workload_labels(w.name)}
+            {"name": w.spec.name, "namespace": namespace, "labels": workload_labels(w.spec.name)}
         ),
         spec=manifest(pod_monitoring_spec(w)),
         opts=opts,
@@ -54,7 +54,9 @@ def pod_monitoring(
 def pod_monitoring_spec(w: WorkloadConfig) -> dict[str, Any]:
     return {
         # What serves the metric: a group's leader (its workers run no API server).
-        "selector": {"matchLabels": slices.kind_of(w).serving_selector(selector_labels(w.name))},
+        "selector": {
+            "matchLabels": slices.kind_of(w).serving_selector(selector_labels(w.spec.name))
+        },
         "endpoints": [{"port": METRICS_PORT, "path": METRICS_PATH, "interval": SCRAPE_INTERVAL}],
     }
 
@@ -103,7 +105,11 @@ class Autoscaler(pulumi.ComponentResource):
         w = args.workload
         if w.spec.autoscale is None:
             raise ValueError("AutoscalerArgs.workload has no autoscale settings")
-        metadata = {"name": w.name, "namespace": args.namespace, "labels": workload_labels(w.name)}
+        metadata = {
+            "name": w.spec.name,
+            "namespace": args.namespace,
+            "labels": workload_labels(w.spec.name),
+        }
         pod_monitoring(
             f"{name}-podmonitoring", w, args.namespace, pulumi.ResourceOptions(parent=self)
         )

@@ -62,12 +62,12 @@ def gate_settings(w: WorkloadConfig, namespace: str) -> haproxy.GateSettings:
             settings,
             # One slot more than replicas: a rollout's surge pod is served as soon as it is ready.
             replicas=w.max_replicas + 1,
-            health_path=probe.path if probe is not None and probe.port == w.port else None,
+            health_path=probe.path if probe is not None and probe.port == w.spec.port else None,
         )
     if sleeps(w):
         return dataclasses.replace(
             settings,
-            upstream_host=scale_to_zero.host(w.name, namespace),
+            upstream_host=scale_to_zero.host(w.spec.name, namespace),
             request_timeout_seconds=scale_to_zero.gate_timeout_seconds(
                 w, settings.request_timeout_seconds
             ),

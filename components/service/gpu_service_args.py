@@ -121,7 +121,7 @@ def _problems(args: GpuServiceArgs, resolved: Resolved) -> list[Problem]:
     secrets = args.get("secrets", {})
     found = [
         Problem(f"secrets.{key}", f"workload.secretEnv.{env} names it: add it to secrets.")
-        for env, key in w.secret_env
+        for env, key in sorted(w.spec.secret_env.items())
         if key not in secrets
     ]
     if w.expose is not None and w.expose.tls and "ca" not in args:

@@ -87,18 +87,18 @@ def secret_env_names(w: WorkloadConfig) -> list[str]:
     """Env vars read from the workload's Secret: `secretEnv` keys, env values from `secure:` and
     the generated API key (VLLM_API_KEY, components/service/apikey.py)."""
     api_key = {API_KEY_ENV} if w.api_key else set()
-    return sorted({k for k, _ in w.secret_env} | {k for k, _ in w.secret_values} | api_key)
+    return sorted({*w.spec.secret_env} | {k for k, _ in w.secret_values} | api_key)
 
 
 def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> dict[str, Any]:
     """The workload's one container: image, resources, sandbox, mounts, probes, command, env."""
     container: dict[str, Any] = {
-        "name": w.name,
-        "image": w.image,
+        "name": w.spec.name,
+        "image": w.spec.image,
         "resources": container_resources(w),
         "securityContext": {
             **container_security_context(),
-            "readOnlyRootFilesystem": w.read_only_root_filesystem,
+            "readOnlyRootFilesystem": w.spec.read_only_root_filesystem,
         },
         "volumeMounts": container_mounts(w),
         **probes(w),
@@ -106,29 +106,29 @@ def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> 
     # Config from outside the stack file (an ESC environment, --config-file) may hold a secret
     # in any leaf of a secret key: fail closed on the free-text ones too (config/source.py).
     text = pulumi.Output.secret if w.secret_args else str
-    if w.command:
-        container["command"] = [text(c) for c in w.command]
+    if w.spec.command:
+        container["command"] = [text(c) for c in w.spec.command]
     if w.args:
         container["args"] = [text(a) for a in w.args]
     env = container_env(w, secret_name)
     if env:
         container["env"] = env
-    if w.port is not None:
-        container["ports"] = [{"name": "http", "containerPort": w.port}]
+    if w.spec.port is not None:
+        container["ports"] = [{"name": "http", "containerPort": w.spec.port}]
     return container
 
 
 def container_resources(w: WorkloadConfig) -> dict[str, Any]:
     """Requests as configured; limits on memory and the GPUs."""
     limits: dict[str, str] = {"memory": w.memory} if w.memory else {}
-    if w.gpu_count:
-        limits[GPU_RESOURCE] = str(w.gpu_count)
+    if w.spec.gpu.count:
+        limits[GPU_RESOURCE] = str(w.spec.gpu.count)
     requests = {
         k: v
         for k, v in (
             ("cpu", w.cpu),
             ("memory", w.memory),
-            ("ephemeral-storage", w.ephemeral_storage),
+            ("ephemeral-storage", w.spec.resources.ephemeral_storage),
         )
         if v
     }
@@ -218,7 +218,7 @@ def runtime_env(w: WorkloadConfig) -> list[dict[str, str]]:
     given = _set_env(w)
     cache_root = w.spec.cache.path if w.spec.cache is not None else f"{HOME_PATH}/.cache"
     wanted = [("HOME", home(w)), ("USER", RUN_AS_NAME), ("XDG_CACHE_HOME", cache_root)]
-    if is_vllm_image(w.image) and "XDG_CACHE_HOME" not in given:
+    if is_vllm_image(w.spec.image) and "XDG_CACHE_HOME" not in given:
         wanted += [
             ("HF_HOME", f"{cache_root}/huggingface"),
             ("VLLM_CACHE_ROOT", f"{cache_root}/vllm"),
@@ -248,7 +248,7 @@ def pod_spec(
         spec["nodeSelector"] = selector
     if reads_or_writes_a_bucket(w):
         # Its own service account, which Workload Identity lets use the bucket (ModelCacheAccess).
-        spec["serviceAccountName"] = w.name
+        spec["serviceAccountName"] = w.spec.name
     kind = slices.kind_of(w)
     if w.max_replicas > 1 and kind.holds_replicas:
         spec["topologySpreadConstraints"] = zone_spread(w)
@@ -261,7 +261,7 @@ def pod_template(
     mode: Mode, w: WorkloadConfig, secret_name: pulumi.Input[str] | None
 ) -> dict[str, Any]:
     """The pod template of the Deployment, StatefulSet or Job: labels, annotations, spec."""
-    metadata: dict[str, Any] = {"labels": workload_labels(w.name)}
+    metadata: dict[str, Any] = {"labels": workload_labels(w.spec.name)}
     if pod_annotations(mode, w):
         metadata["annotations"] = pod_annotations(mode, w)
     return {"metadata": metadata, "spec": pod_spec(mode, w, secret_name)}

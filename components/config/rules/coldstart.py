@@ -383,9 +383,9 @@ def advisories(workloads: tuple[WorkloadConfig, ...]) -> list[str]:
     found = []
     for w in workloads:
         pool: NodePoolConfig | None = w.node_pool
-        if pool is None or not pool.image_streaming or in_artifact_registry(w.image):
+        if pool is None or not pool.image_streaming or in_artifact_registry(w.spec.image):
             continue
-        host = registry_host(w.image)
+        host = registry_host(w.spec.image)
         hub = (
             " Google's page lists public Docker Hub images as eligible in some editions; "
             "mirroring to Artifact Registry (a remote repository works) makes it certain."
@@ -393,8 +393,9 @@ def advisories(workloads: tuple[WorkloadConfig, ...]) -> list[str]:
             else ""
         )
         found.append(
-            f"workloads {w.name}: node pool {pool.name} streams images, but {w.image} is pulled "
-            f"from {host}, not Artifact Registry (LOCATION-docker.pkg.dev/...); GKE streams only "
-            f"Artifact Registry images and downloads the rest whole, as without streaming.{hub}"
+            f"workloads {w.spec.name}: node pool {pool.name} streams images, but {w.spec.image} "
+            f"is pulled from {host}, not Artifact Registry (LOCATION-docker.pkg.dev/...); GKE "
+            "streams only Artifact Registry images and downloads the rest whole, as without "
+            f"streaming.{hub}"
         )
     return found

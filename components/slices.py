@@ -63,7 +63,7 @@ def exposure_named(type_: str, workload: str) -> Exposure:
 
 def exposure_of(e: Expose, workload: str) -> Exposure:
     """How workload `workload` is reached (exposure_for its expose.type and domain)."""
-    return exposure_for(e.type, e.domain, workload, e.endpoints)
+    return exposure_for(e.spec.type, e.domain, workload, e.endpoints)
 
 
 def exposure_for(

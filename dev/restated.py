@@ -13,8 +13,10 @@ when the loader takes its value from the spec without computing anything:
 - the call passes it a plain read of the spec: an attribute chain rooted at the spec's variable
   (`gpu_count=w.gpu.count`, `system_nodes=spec.system_pool.nodes`), maybe wrapped in `tuple()`.
 
-Anything else is DECIDED: computed from several keys, filled from the platform or context,
-defaulted by a rule. The platform classes are listed apart: they are also the public
+A field named `spec` holds the whole parsed spec (`WorkloadConfig.spec`, `Expose.spec`): the
+one description of the keys, which the resolved class carries instead of copying them; it is
+not counted. Anything else is DECIDED: computed from several keys, filled from the platform or
+context, defaulted by a rule. The platform classes are listed apart: they are also the public
 components' Args (the package's contract, tests/test_component_args.py), so they keep their
 fields whatever they restate.
 """
@@ -113,7 +115,9 @@ def restated() -> dict[str, set[str]]:
             out[cls_name] |= {n for n in names if n in spec.model_fields and n not in decided}
         else:
             decided |= dict(zip(names, call.args, strict=False))
-        out[cls_name] |= {n for n, v in decided.items() if _plain_read(v, spec_root)}
+        out[cls_name] |= {
+            n for n, v in decided.items() if n != "spec" and _plain_read(v, spec_root)
+        }
     return out
 
 

@@ -48,9 +48,11 @@ def test_only_project_and_region_give_an_exposed_gpu_endpoint_on_autopilot() -> 
     assert workload.gpu_type == "nvidia-l4" and workload.spec.gpu.count == 1, (
         "the default workload must request a GPU, or the stack is not a GPU service"
     )
-    assert workload.expose is not None and workload.expose.port == 443 and workload.expose.tls, (
-        "a stack with only gcp:project and gcp:region must still yield an HTTPS endpoint"
-    )
+    assert (
+        workload.expose is not None
+        and workload.expose.spec.port == 443
+        and workload.expose.spec.tls
+    ), "a stack with only gcp:project and gcp:region must still yield an HTTPS endpoint"
     assert workload.expose.static_ip, "its certificate names an address reserved beforehand"
     assert workload.probe is not None, "traffic must wait for the model server to be ready"
 
@@ -463,7 +465,7 @@ def test_invalid_cidr_in_master_authorized_networks_is_rejected() -> None:
 def test_valid_cidrs_are_kept() -> None:
     raw = _autopilot_workload(expose={"sourceRanges": ["203.0.113.0/24", "2001:db8::/32"]})
     expose = _load(raw).workloads[0].expose
-    assert expose is not None and expose.source_ranges == ("203.0.113.0/24", "2001:db8::/32")
+    assert expose is not None and expose.spec.source_ranges == ["203.0.113.0/24", "2001:db8::/32"]
 
 
 def test_bad_memory_quantity_says_how_to_write_one() -> None:

@@ -31,7 +31,7 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     if e is None:
         key = f"API key (stack output apiKeys.{w.spec.name}, secret)" if w.api_key else "no API key"
         return [f"            not exposed: no Service, default-deny ingress ({enforced}); {key}"]
-    scheme = "HTTPS" if e.tls else "plain HTTP (expose.tls: false: keys and prompts in clear)"
+    scheme = "HTTPS" if e.spec.tls else "plain HTTP (expose.tls: false: keys and prompts in clear)"
     where = slices.exposure_of(e, w.spec.name).where_words(e, config.namespace)
     lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
     metrics = (
@@ -50,7 +50,7 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
 
 def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
     """What the gate does before any key is checked (components/service/haproxy_limits.py)."""
-    tls = "TLS 1.2 (ECDHE with AES-GCM or ChaCha20) or 1.3; " if e.tls else ""
+    tls = "TLS 1.2 (ECDHE with AES-GCM or ChaCha20) or 1.3; " if e.spec.tls else ""
     failures = (
         f"{limits.FAILED_KEYS} wrong keys from one address in {limits.FAILED_KEY_SECONDS} s: "
         f"429 for up to {limits.FAILED_KEY_SECONDS} s; "
@@ -75,7 +75,7 @@ def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
 
 def _websockets_line(w: WorkloadConfig, e: Expose) -> str:
     """Whether an upgrade passes the gate (haproxy.py _upgrade_rules, limits.TUNNEL_SECONDS)."""
-    if not e.websockets:
+    if not e.spec.websockets:
         return (
             "            WebSockets and other upgrades: refused (400); expose.websockets: true "
             "lets WebSockets through"
@@ -110,10 +110,10 @@ def _gate_key(w: WorkloadConfig) -> str:
             else "NO KEY (apiKey: false): anyone who reaches the endpoint may call the allowed "
             "paths"
         )
-    if w.expose is not None and w.expose.keys:
+    if w.expose is not None and w.expose.spec.keys:
         return (
             "a consumer's key on every request (Authorization: Bearer, constant-time), else 401: "
-            + ", ".join(f"{c} (stack output apiKeys.{w.spec.name}.{c})" for c in w.expose.keys)
+            + ", ".join(f"{c} (stack output apiKeys.{w.spec.name}.{c})" for c in w.expose.spec.keys)
             + "; each request's log line names its consumer, never the key; the server gets the "
             "workload's own key from the gate; removing a name revokes that key alone"
         )
@@ -138,7 +138,7 @@ def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
     size = f"{gate_pod.REPLICAS} pods, {gate_pod.CPU} CPU / {gate_pod.MEMORY} each, on CPU nodes"
     lines = [
         f"            gate: HAProxy ({size}) terminates TLS and requires " + key
-        if e.tls
+        if e.spec.tls
         else f"            gate: HAProxy ({size}) requires " + key,
         f"            allowed paths (anything else 404): {' '.join(e.paths)}",
         _websockets_line(w, e),
@@ -146,13 +146,13 @@ def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
         _drain_line(config, w),
     ]
     exposure = slices.exposure_of(e, w.spec.name)
-    if e.tls and exposure.own_certificate:
+    if e.spec.tls and exposure.own_certificate:
         lines.append(
             "            certificate (load balancer to gate only, not verified by it): issued by "
             f"the stack's CA for {w.spec.name}.{config.namespace}.svc.cluster.local"
         )
-    elif e.tls:
-        ips, names = split_hosts(e.hosts)
+    elif e.spec.tls:
+        ips, names = split_hosts(e.spec.hosts)
         address = ["the reserved address"] if e.static_ip else []
         valid_for = [*address, *ips, *names, f"{w.spec.name}.{config.namespace}.svc.cluster.local"]
         lines.append(
@@ -160,7 +160,7 @@ def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
             + ", ".join(valid_for)
         )
         named = exposure.named_by_cluster_dns
-        if not named and not e.static_ip and not e.hosts:
+        if not named and not e.static_ip and not e.spec.hosts:
             lines.append(
                 "            ! the certificate names no address clients use: set expose.hosts "
                 "to the node or load balancer address, or clients fail to verify it"

@@ -240,6 +240,7 @@ def _expose(w: WorkloadSpec, ctx: Context) -> Expose | None:
     return from_spec(
         Expose,
         w.expose,
+        spec=w.expose,
         static_ip=exposure.reserves_address(w, ctx.mode),
         paths=tuple(w.expose.paths) if w.expose.paths is not None else exposure.default_paths(w),
         domain=endpoints_name(w.name, ctx.project) if auto else w.expose.domain,

@@ -36,7 +36,8 @@ from .platform_model import (
     Sharing,
 )
 from .rules.registry import Repository
-from .schema import ClusterSpec, ExposeType, NodePoolSpec, WorkloadSpec
+from .schema import ClusterSpec, NodePoolSpec, WorkloadSpec
+from .schema.expose import ExposeSpec
 from .schema.monitoring import MonitoringSpec
 
 NAMESPACE = "gke-gpu"
@@ -93,27 +94,21 @@ class Queue:
 
 @dataclass(frozen=True)
 class Expose:
-    port: int
-    source_ranges: tuple[str, ...]
-    type: ExposeType
+    """What was decided of a workload's expose; the keys as written are `spec`'s."""
+
+    spec: ExposeSpec
+    """workloads[i].expose as parsed (schema/expose.py), defaults applied."""
     static_ip: bool = False
-    """A reserved regional address, so the URL survives a re-created Service."""
-    tls: bool = True
-    """The gate serves HTTPS (the stack's own CA signs its certificate)."""
-    hosts: tuple[str, ...] = ()
-    """Extra names and addresses the certificate is valid for."""
+    """A reserved regional address, so the URL survives a re-created Service (expose.staticIp,
+    else rules/exposure.py reserves_address)."""
     paths: tuple[str, ...] = ()
-    """What the gate forwards: exact paths, or prefixes ending in "/*"
-    (components/service/haproxy.py)."""
-    websockets: bool = False
-    """The gate lets WebSocket upgrades through (to the allowed paths, with the key)."""
+    """What the gate forwards: exact paths, or prefixes ending in "/*" (expose.paths, else
+    rules/exposure.py default_paths; components/service/haproxy.py)."""
     domain: str | None = None
     """Served through a GKE Gateway on this name (issue 35); `auto` is resolved to the Cloud
     Endpoints name (rules/endpoints.py endpoints_name)."""
     endpoints: bool = False
     """domain is a Cloud Endpoints name the stack makes (expose.domain: auto)."""
-    keys: tuple[str, ...] = ()
-    """Consumers, each with a key of its own the gate accepts (issue 35); empty: one key."""
 
 
 @dataclass(frozen=True)

@@ -162,7 +162,7 @@ class Gateway(Exposure):
         return (
             f"https://{self.domain} through a GKE Gateway ({GATEWAY_CLASS}, global external "
             f"Application Load Balancer), port 443 (HTTP on 80 redirected), from anywhere"
-            f"{'' if e.tls else '; load balancer to gate in plain HTTP (expose.tls: false)'}"
+            f"{'' if e.spec.tls else '; load balancer to gate in plain HTTP (expose.tls: false)'}"
         )
 
     def plan_lines(self, e: Expose) -> list[str]:

@@ -141,7 +141,7 @@ def build(config: StackConfig) -> Platform:
         if with_adapter
         else None
     )
-    tls = any(w.expose.tls for w in config.exposed if w.expose)
+    tls = any(w.expose.spec.tls for w in config.exposed if w.expose)
     ca = CertificateAuthority("ca", CertificateAuthorityArgs(stack=config.stack)) if tls else None
     kueue, lws = _run_controllers(config, cluster, namespace, k8s_opts)
     return Platform(config, cluster, capacity, namespace, adapter, ca, protect, keda, kueue, lws)

@@ -51,10 +51,10 @@ def gate_settings(w: WorkloadConfig, namespace: str) -> haproxy.GateSettings:
     assert w.expose is not None
     settings = haproxy.GateSettings(
         paths=w.expose.paths,
-        tls=w.expose.tls,
+        tls=w.expose.spec.tls,
         api_key=gate_requires_key(w),
-        websockets=w.expose.websockets,
-        consumers=w.expose.keys,
+        websockets=w.expose.spec.websockets,
+        consumers=tuple(w.expose.spec.keys),
     )
     if w.routing == "cache-aware":
         probe = w.probe

@@ -157,7 +157,7 @@ class GpuService(pulumi.ComponentResource):
         """A key per consumer (expose.keys), each a resource named after its consumer, so adding
         or removing one leaves every other key as it is ("/" is in no workload or consumer name)."""
         w = self.workload
-        consumers = w.expose.keys if w.expose is not None and self.api_key is not None else ()
+        consumers = w.expose.spec.keys if w.expose is not None and self.api_key is not None else ()
         return {
             c: ApiKey(
                 f"apikey-{w.spec.name}/{c}",
@@ -242,12 +242,12 @@ class GpuService(pulumi.ComponentResource):
                 name=w.spec.name,
                 namespace=self._namespace,
                 selector=gate_selector(w.spec.name),
-                port=expose.port,
+                port=expose.spec.port,
                 target_port=settings.port,
-                source_ranges=expose.source_ranges,
-                type=expose.type,
+                source_ranges=tuple(expose.spec.source_ranges),
+                type=expose.spec.type,
                 static_address=self._static_address(),
-                tls=expose.tls,
+                tls=expose.spec.tls,
                 labels=labels,
                 domain=expose.domain,
                 endpoints=expose.endpoints,
@@ -255,7 +255,7 @@ class GpuService(pulumi.ComponentResource):
             ),
             opts=self._k8s,
         )
-        certificate = self._certificate(service) if expose.tls else None
+        certificate = self._certificate(service) if expose.spec.tls else None
         ApiGate(
             f"gate-{w.spec.name}",
             ApiGateArgs(
@@ -309,7 +309,7 @@ class GpuService(pulumi.ComponentResource):
         w, ca = self.workload, self._args.get("ca")
         if ca is None or w.expose is None:
             return None
-        ips, names = split_hosts(w.expose.hosts)
+        ips, names = split_hosts(w.expose.spec.hosts)
         return ServerCertificate(
             f"cert-{w.spec.name}",
             ServerCertificateArgs(

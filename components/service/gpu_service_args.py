@@ -124,7 +124,7 @@ def _problems(args: GpuServiceArgs, resolved: Resolved) -> list[Problem]:
         for env, key in sorted(w.spec.secret_env.items())
         if key not in secrets
     ]
-    if w.expose is not None and w.expose.tls and "ca" not in args:
+    if w.expose is not None and w.expose.spec.tls and "ca" not in args:
         found.append(Problem("ca", "workload.expose.tls needs a CA to sign its certificate."))
     reserves = w.expose is not None and w.expose.static_ip and cluster.mode != "existing"
     if reserves and cluster.name is None:

@@ -210,7 +210,7 @@ def sleep_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         f"and TLS unchanged) up to {scale.wake_timeout_seconds}s "
         "(autoscale.wakeTimeoutSeconds), then 504",
         f"            expected wake: {node}, then the pod starts (startup probe allows up to "
-        f"{w.probe.startup_seconds}s); the cold start below says what is slow",
+        f"{w.probe.spec.startup_seconds}s); the cold start below says what is slow",
         *_private_metrics_line(config, w),
     ]
 
@@ -278,7 +278,7 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         image = f"pulled whole from {registry} (no image streaming, no preloaded disk)"
     model = w.model
     if w.model_cache is not None:
-        where = f"gs://{w.model_cache.bucket}/{w.model_cache.path or ''}".rstrip("/")
+        where = f"gs://{w.model_cache.spec.bucket}/{w.model_cache.spec.path or ''}".rstrip("/")
         weights = (
             f"read from {where} (Cloud Storage FUSE, parallel downloads): {FUSE_TUNED_SPEEDUP}"
         )

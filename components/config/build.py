@@ -1,7 +1,9 @@
 """The resolved config, built once from the specs and the decisions made about them.
 
-A config dataclass takes every field its spec has by the same name (`from_spec`); only what is
-derived is named here, next to the module that decides it.
+The workload's classes carry their spec (`spec=`) and hold only what is decided, named here next
+to the module that decides it (dev/restated.py checks that none copies a schema field). The
+platform's classes are also its components' Args, plain types a consumer sets: `from_spec` fills
+each field its spec has by the same name.
 """
 
 from __future__ import annotations
@@ -138,7 +140,10 @@ def _model_cache(w: WorkloadSpec) -> ModelCache | None:
     if w.model_cache is None:
         return None
     return from_spec(
-        ModelCache, w.model_cache, mount_path=w.model_cache.mount_path.rstrip("/") or "/"
+        ModelCache,
+        w.model_cache,
+        spec=w.model_cache,
+        mount_path=w.model_cache.mount_path.rstrip("/") or "/",
     )
 
 
@@ -188,6 +193,7 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         egress=from_spec(
             Egress,
             w.egress,
+            spec=w.egress,
             internet=egress.internet(w),
             metadata_server=w.model_cache is not None or w.output is not None,
         ),
@@ -230,7 +236,7 @@ def _probe(w: WorkloadSpec) -> Probe | None:
         return None
     # vLLM answers /health (rules/vllm.py); another server's paths are unknown: TCP.
     path = w.probe.path or (vllm.HEALTH_PATH if formats.is_vllm_image(w.image) else None)
-    return Probe(path, w.probe.port or w.port or 0, w.probe.startup_seconds)
+    return Probe(w.probe, path, w.probe.port or w.port or 0)
 
 
 def _expose(w: WorkloadSpec, ctx: Context) -> Expose | None:

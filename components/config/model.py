@@ -37,8 +37,10 @@ from .platform_model import (
 )
 from .rules.registry import Repository
 from .schema import ClusterSpec, NodePoolSpec, WorkloadSpec
+from .schema.disks import ModelCacheSpec
 from .schema.expose import ExposeSpec
 from .schema.monitoring import MonitoringSpec
+from .schema.workloads import EgressSpec, ProbeSpec
 
 NAMESPACE = "gke-gpu"
 
@@ -59,16 +61,20 @@ class CapacityChoice:
 
 @dataclass(frozen=True)
 class Probe:
+    """The startup, readiness and liveness probes as decided; the keys as written are `spec`'s."""
+
+    spec: ProbeSpec
+    """workloads[i].probe as parsed, defaults applied (startupSeconds)."""
     path: str | None
     """An HTTP GET path; None: a TCP connection to the port (nothing is known of the server's
     paths, and a GET on `/` may answer 404 for ever)."""
     port: int
-    startup_seconds: int
+    """probe.port, else the workload's port."""
 
     @property
     def describe(self) -> str:
         how = f"HTTP GET {self.path}" if self.path else "TCP connect"
-        return f"{how} on port {self.port} (startup up to {self.startup_seconds}s)"
+        return f"{how} on port {self.port} (startup up to {self.spec.startup_seconds}s)"
 
 
 @dataclass(frozen=True)
@@ -76,12 +82,10 @@ class ModelCache:
     """Model weights read from a Cloud Storage bucket through the Cloud Storage FUSE CSI driver,
     as the workload's own Kubernetes service account (Workload Identity Federation for GKE)."""
 
-    bucket: str
-    path: str | None
-    """The folder in the bucket holding the model (the mount's only-dir); None: the bucket."""
+    spec: ModelCacheSpec
+    """workloads[i].modelCache as parsed, defaults applied: bucket, path, fileCacheSize."""
     mount_path: str
-    file_cache_size: str
-    """A per-pod disk for Cloud Storage FUSE's file cache (the sidecar's gke-gcsfuse-cache)."""
+    """modelCache.mountPath without a trailing slash (what vLLM is given as its model)."""
 
 
 @dataclass(frozen=True)
@@ -116,12 +120,13 @@ class Egress:
     """Where a workload's pods may connect, beyond DNS (components/platform/egress.py builds the
     policy)."""
 
+    spec: EgressSpec = EgressSpec()
+    """workloads[i].egress as parsed, defaults applied (destinationRanges)."""
     internet: bool = False
-    """HTTPS (TCP 443) to public addresses: the Hugging Face Hub, Cloud Storage."""
+    """HTTPS (TCP 443) to public addresses: egress.internet, else on for a server that downloads
+    its model (rules/egress.py)."""
     metadata_server: bool = False
     """The GKE metadata server (Workload Identity tokens): a modelCache's FUSE sidecar."""
-    destination_ranges: tuple[str, ...] = ()
-    """workloads[].egress.destinationRanges: more destinations, any port."""
 
 
 @dataclass(frozen=True)

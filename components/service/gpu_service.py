@@ -190,7 +190,7 @@ class GpuService(pulumi.ComponentResource):
                     project=project,
                     namespace=self._namespace_name,
                     service_account=w.spec.name,
-                    bucket=w.model_cache.bucket,
+                    bucket=w.model_cache.spec.bucket,
                     after=_waiting(self._waits.get("cluster", [])),
                 ),
                 opts=self._root(),

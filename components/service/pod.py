@@ -76,7 +76,7 @@ def probes(w: WorkloadConfig) -> dict[str, Any]:
         "startupProbe": {
             **check,
             "periodSeconds": period,
-            "failureThreshold": max(1, w.probe.startup_seconds // period),
+            "failureThreshold": max(1, w.probe.spec.startup_seconds // period),
         },
         "readinessProbe": {**check, "periodSeconds": period, "failureThreshold": 3},
         "livenessProbe": {**check, "periodSeconds": 20, "failureThreshold": 3},

@@ -15,7 +15,7 @@ from pydantic.alias_generators import to_camel
 from ...facts import allocatable, pins
 from .. import formats
 from ..context import Context
-from ..model import ModelCache, NodePoolConfig, WorkloadConfig
+from ..model import ModelCache, WorkloadConfig
 from ..problems import Problem
 from ..schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
 from ..sleep import scales_on_metric, sleeps
@@ -382,10 +382,10 @@ def advisories(workloads: tuple[WorkloadConfig, ...]) -> list[str]:
     """Workloads whose image a streaming pool cannot stream: it is downloaded whole instead."""
     found = []
     for w in workloads:
-        pool: NodePoolConfig | None = w.node_pool
-        if pool is None or not pool.image_streaming or in_artifact_registry(w.spec.image):
+        name, image, pool = w.spec.name, w.spec.image, w.node_pool
+        if pool is None or not pool.image_streaming or in_artifact_registry(image):
             continue
-        host = registry_host(w.spec.image)
+        host = registry_host(image)
         hub = (
             " Google's page lists public Docker Hub images as eligible in some editions; "
             "mirroring to Artifact Registry (a remote repository works) makes it certain."
@@ -393,9 +393,8 @@ def advisories(workloads: tuple[WorkloadConfig, ...]) -> list[str]:
             else ""
         )
         found.append(
-            f"workloads {w.spec.name}: node pool {pool.name} streams images, but {w.spec.image} "
-            f"is pulled from {host}, not Artifact Registry (LOCATION-docker.pkg.dev/...); GKE "
-            "streams only Artifact Registry images and downloads the rest whole, as without "
-            f"streaming.{hub}"
+            f"workloads {name}: node pool {pool.name} streams images, but {image} is pulled "
+            f"from {host}, not Artifact Registry (LOCATION-docker.pkg.dev/...); GKE streams only "
+            f"Artifact Registry images and downloads the rest whole, as without streaming.{hub}"
         )
     return found

@@ -18,7 +18,7 @@ def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[st
     `apiKey` that workload's key, else the first key; `endpoints` and `apiKeys` every one;
     `models` the names each model server answers to (what a client puts in "model")."""
     config = platform.config
-    by_name = {s.workload.name: s for s in services}
+    by_name = {s.workload.spec.name: s for s in services}
     exposed = [s for s in services if s.service is not None and s.workload.expose is not None]
     balanced = [s for s in exposed if _exposure(s).load_balanced]
     outputs: dict[str, Any] = {}
@@ -33,10 +33,10 @@ def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[st
     if platform.cluster.kubeconfig is not None:
         # A context of the ambient kubeconfig exports no credentials.
         outputs["kubeconfig"] = platform.cluster.kubeconfig
-    outputs["endpoints"] = {s.workload.name: s.url for s in exposed}
+    outputs["endpoints"] = {s.workload.spec.name: s.url for s in exposed}
     # `python -m tools.smoke` expects these in /v1/models: the model, then its LoRA adapters.
     outputs["models"] = {
-        s.workload.name: [s.workload.model, *(name for name, _ in s.workload.adapters)]
+        s.workload.spec.name: [s.workload.model, *(name for name, _ in s.workload.adapters)]
         for s in services
         if s.workload.model is not None
     }
@@ -51,7 +51,7 @@ def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[st
         if s.api_key is not None and not s.consumer_keys
     }
     records = {
-        s.workload.name: s.service.exposure.dns_records
+        s.workload.spec.name: s.service.exposure.dns_records
         for s in exposed
         if s.service is not None and s.service.exposure.dns_records is not None
     }
@@ -60,7 +60,7 @@ def stack_outputs(platform: Platform, services: Sequence[GpuService]) -> dict[st
         outputs["dnsRecords"] = records
     if keys:
         # `curl -H "Authorization: Bearer $(pulumi stack output apiKey --show-secrets)" ...`
-        url_workload = balanced[0].workload.name if balanced else None
+        url_workload = balanced[0].workload.spec.name if balanced else None
         outputs["apiKey"] = keys[url_workload if url_workload in keys else next(iter(keys))]
     every: dict[str, Any] = {
         name: s.consumer_keys or keys[name]
@@ -76,4 +76,4 @@ def _exposure(service: GpuService) -> Exposure:
     """How an exposed workload is reached (components/slices.py EXPOSURES)."""
     expose = service.workload.expose
     assert expose is not None
-    return slices.exposure_of(expose, service.workload.name)
+    return slices.exposure_of(expose, service.workload.spec.name)

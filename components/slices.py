@@ -37,14 +37,13 @@ def kind_of(w: WorkloadConfig) -> Kind:
     CronJob's, a Deployment over several nodes (`hosts` > 1) a LeaderWorkerSet group's (the config
     layer refuses `hosts` for any other kind: components/config/rules/hosts.py)."""
     kind = next(
-        (k for k in KINDS.values() if (k.stack_kind or k.name) == w.kind and k.serves(w)), None
+        (k for k in KINDS.values() if (k.stack_kind or k.name) == w.spec.kind and k.serves(w)), None
     )
     if kind is None:
         raise ValueError(
-            f"workload {w.name!r}: kind {w.kind!r} is not one the program can register; the kinds "
-            f"are {', '.join(KINDS)} (CronJob: a Job with `schedule`; components/slices.py KINDS: "
-            "add a module under "
-            "components/kinds/ to add one)"
+            f"workload {w.spec.name!r}: kind {w.spec.kind!r} is not one the program can register; "
+            f"the kinds are {', '.join(KINDS)} (CronJob: a Job with `schedule`; "
+            "components/slices.py KINDS: add a module under components/kinds/ to add one)"
         )
     return kind
 
@@ -64,7 +63,7 @@ def exposure_named(type_: str, workload: str) -> Exposure:
 
 def exposure_of(e: Expose, workload: str) -> Exposure:
     """How workload `workload` is reached (exposure_for its expose.type and domain)."""
-    return exposure_for(e.type, e.domain, workload, e.endpoints)
+    return exposure_for(e.spec.type, e.domain, workload, e.endpoints)
 
 
 def exposure_for(

@@ -45,12 +45,14 @@ def test_only_project_and_region_give_an_exposed_gpu_endpoint_on_autopilot() -> 
     config = _load({})
     assert config.cluster.mode == "autopilot", "the zero-config path needs no node pools"
     (workload,) = config.workloads
-    assert workload.gpu_type == "nvidia-l4" and workload.gpu_count == 1, (
+    assert workload.gpu_type == "nvidia-l4" and workload.spec.gpu.count == 1, (
         "the default workload must request a GPU, or the stack is not a GPU service"
     )
-    assert workload.expose is not None and workload.expose.port == 443 and workload.expose.tls, (
-        "a stack with only gcp:project and gcp:region must still yield an HTTPS endpoint"
-    )
+    assert (
+        workload.expose is not None
+        and workload.expose.spec.port == 443
+        and workload.expose.spec.tls
+    ), "a stack with only gcp:project and gcp:region must still yield an HTTPS endpoint"
     assert workload.expose.static_ip, "its certificate names an address reserved beforehand"
     assert workload.probe is not None, "traffic must wait for the model server to be ready"
 
@@ -176,7 +178,7 @@ def test_autopilot_rejects_a_per_pod_gpu_count_it_does_not_offer() -> None:
 
 def test_autopilot_accepts_eight_l4s_per_pod() -> None:
     raw = _autopilot_workload(gpu={"type": "nvidia-l4", "count": 8})
-    assert _load(raw).workloads[0].gpu_count == 8
+    assert _load(raw).workloads[0].spec.gpu.count == 8
 
 
 def test_autopilot_admits_p100_as_gkes_own_admission_message_lists_it() -> None:
@@ -419,7 +421,7 @@ def test_storage_on_a_deployment_is_rejected() -> None:
 
 def test_storage_on_a_statefulset_is_valid() -> None:
     raw = _autopilot_workload(kind="StatefulSet", storage={"size": "100Gi", "mountPath": "/data"})
-    storage = _load(raw).workloads[0].storage
+    storage = _load(raw).workloads[0].spec.storage
     assert storage is not None and storage.size == "100Gi"
 
 
@@ -430,7 +432,7 @@ def test_expose_on_a_job_is_rejected() -> None:
 
 def test_job_without_expose_is_valid_and_gets_no_probe() -> None:
     workload = _load(_autopilot_workload(kind="Job")).workloads[0]
-    assert workload.kind == "Job" and workload.probe is None, (
+    assert workload.spec.kind == "Job" and workload.probe is None, (
         "a Job's pods serve nothing, so a readiness probe would only delay completion"
     )
 
@@ -463,7 +465,7 @@ def test_invalid_cidr_in_master_authorized_networks_is_rejected() -> None:
 def test_valid_cidrs_are_kept() -> None:
     raw = _autopilot_workload(expose={"sourceRanges": ["203.0.113.0/24", "2001:db8::/32"]})
     expose = _load(raw).workloads[0].expose
-    assert expose is not None and expose.source_ranges == ("203.0.113.0/24", "2001:db8::/32")
+    assert expose is not None and expose.spec.source_ranges == ["203.0.113.0/24", "2001:db8::/32"]
 
 
 def test_bad_memory_quantity_says_how_to_write_one() -> None:
@@ -535,7 +537,7 @@ def test_secret_env_needs_its_key_set_as_a_secret() -> None:
 def test_secret_env_with_its_secret_set_is_valid() -> None:
     raw = _autopilot_workload(secretEnv={"HF_TOKEN": "hfToken"})
     config = _load(raw, secret_keys=frozenset({"hfToken"}))
-    assert config.workloads[0].secret_env == (("HF_TOKEN", "hfToken"),)
+    assert config.workloads[0].spec.secret_env == {"HF_TOKEN": "hfToken"}
     assert config.secrets == ("hfToken",)
 
 

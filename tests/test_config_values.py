@@ -115,7 +115,7 @@ def test_a_key_of_32_characters_is_accepted(how: str) -> None:
 
 def test_the_offline_plan_cannot_see_a_secret_key_and_does_not_guess() -> None:
     raw = {**_vllm(secretEnv={"VLLM_API_KEY": "llmKey"}), "llmKey": SECRET_PLACEHOLDER}
-    assert _load(raw, secret_keys=frozenset({"llmKey"})).workloads[0].secret_env
+    assert _load(raw, secret_keys=frozenset({"llmKey"})).workloads[0].spec.secret_env
 
 
 def test_a_broken_adapter_path_hides_no_other_problem_of_its_workload() -> None:

@@ -88,13 +88,13 @@ def test_the_nodes_can_read_every_artifact_registry_image_of_the_project(
             for g in plan.recording.of_type(REPO_READER)
         }
         for w in plan.config.workloads:
-            repo = repository_of(w.image)
+            repo = repository_of(w.spec.image)
             if repo is None or repo.project != plan.config.project:
                 continue
             seen += 1
             grant = grants.get((repo.project, repo.location, repo.repository))
             assert grant is not None and grant["role"] == READER_ROLE, (
-                f"{name}: {w.image} is private to the project and the node account is not the "
+                f"{name}: {w.spec.image} is private to the project and the node account is not the "
                 "default compute account: without reader on its repository the pods stay in "
                 "ImagePullBackOff and `pulumi up` waits 40 minutes"
             )
@@ -224,7 +224,7 @@ def test_every_pod_has_a_probe_it_can_pass(plans: dict[str, render.Plan]) -> Non
     checked = 0
     for name, plan in plans.items():
         assert plan.config is not None
-        workloads = {w.name: w for w in plan.config.workloads}
+        workloads = {w.spec.name: w for w in plan.config.workloads}
         for kind in PROBED_KINDS:
             for obj in plan.recording.of_type(kind, outside_gates=True):
                 w = workloads.get(obj.inputs["metadata"]["name"])
@@ -235,19 +235,19 @@ def test_every_pod_has_a_probe_it_can_pass(plans: dict[str, render.Plan]) -> Non
                 for probe_kind in ("startupProbe", "readinessProbe", "livenessProbe"):
                     probe = c.get(probe_kind)
                     assert (probe is None) == (not ports), (
-                        f"{name}/{w.name}: a server with a port gets probes; one without "
+                        f"{name}/{w.spec.name}: a server with a port gets probes; one without "
                         "none (a probe on a port nobody opens keeps it unready for ever)"
                     )
                     if probe is None:
                         continue
                     check = probe.get("httpGet") or probe.get("tcpSocket")
                     assert check and check["port"] in ports, (
-                        f"{name}/{w.name}: {probe_kind} knocks on {check} where the container "
+                        f"{name}/{w.spec.name}: {probe_kind} knocks on {check} where the container "
                         f"listens on {ports}: never ready, and `up` times out"
                     )
                     if "vllm-openai" in c["image"]:
                         assert probe.get("httpGet", {}).get("path") == "/health", (
-                            f"{name}/{w.name}: vLLM answers 404 on /; its health is /health"
+                            f"{name}/{w.spec.name}: vLLM answers 404 on /; its health is /health"
                         )
                     checked += 1
     assert checked, "dev and prod run vLLM servers"
@@ -276,7 +276,7 @@ def test_a_workload_without_a_port_gets_no_http_probe() -> None:
         ]
     }
     (w,) = load(raw, project="acme-ml", region="us-central1", stack="dev").workloads
-    assert w.port is None and w.probe is None, (
+    assert w.spec.port is None and w.probe is None, (
         "`sleep` answers nothing: an HTTP probe on 8000 would keep it unready for ever"
     )
 
@@ -335,7 +335,7 @@ def test_vllm_port_comes_from_its_own_port_flag() -> None:
         ]
     }
     (w,) = load(raw, project="acme-ml", region="us-central1", stack="dev").workloads
-    assert w.port == 9000 and w.probe is not None and w.probe.port == 9000, (
+    assert w.spec.port == 9000 and w.probe is not None and w.probe.port == 9000, (
         "the Service and the probes must reach the port vLLM was told to listen on"
     )
 
@@ -350,7 +350,7 @@ def test_existing_cluster_workloads_assume_no_gke_machine(plans: dict[str, rende
         ],
     }
     (w,) = load(raw, project=None, region=None, stack="lab").workloads
-    assert (w.cpu, w.memory, w.port) == (None, None, None), (
+    assert (w.cpu, w.memory, w.spec.port) == (None, None, None), (
         "nodes of unknown size: no 4 CPU / 16Gi request that may fit none of them, no port 8000"
     )
 
@@ -367,7 +367,7 @@ def test_ephemeral_storage_is_requested() -> None:
         ]
     }
     (w,) = load(raw, project="acme-ml", region="us-central1", stack="dev").workloads
-    assert w.ephemeral_storage == "20Gi"
+    assert w.spec.resources.ephemeral_storage == "20Gi"
 
 
 def test_the_plan_summary_shows_each_probe(plans: dict[str, render.Plan]) -> None:
@@ -378,8 +378,9 @@ def test_the_plan_summary_shows_each_probe(plans: dict[str, render.Plan]) -> Non
 def test_a_positional_model_is_read_from_the_model_cache() -> None:
     from components.config.model import ModelCache
     from components.config.rules.coldstart import vllm_args_for_cache
+    from components.config.schema.disks import ModelCacheSpec
 
-    cache = ModelCache("acme-models", None, "/models", "30Gi")
+    cache = ModelCache(ModelCacheSpec.model_validate({"bucket": "acme-models"}), "/models")
     args = vllm_args_for_cache(("Qwen/Qwen2.5-0.5B-Instruct", "--max-model-len", "4096"), cache)
     assert args == (
         "/models",

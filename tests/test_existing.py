@@ -270,10 +270,10 @@ def test_spot_on_an_existing_cluster_is_rejected() -> None:
 
 def test_default_workload_on_an_existing_cluster_asks_for_any_one_gpu() -> None:
     (workload,) = _load(_raw()).workloads
-    assert workload.gpu_type is None and workload.gpu_count == 1, (
+    assert workload.gpu_type is None and workload.spec.gpu.count == 1, (
         "an existing cluster has no GKE accelerator labels for an L4 selector to match"
     )
-    assert not workload.spot
+    assert not workload.spec.spot
 
 
 def test_node_port_with_source_ranges_is_rejected() -> None:

@@ -61,7 +61,8 @@ def test_the_plan_refuses_an_expose_type_it_cannot_describe() -> None:
     config = load(raw, project="acme-ml-test", region="us-central1", stack="t")
     w = config.workloads[0]
     assert w.expose is not None
-    w = dataclasses.replace(w, expose=dataclasses.replace(w.expose, type=UNKNOWN))
+    unknown = w.expose.spec.model_copy(update={"type": UNKNOWN})
+    w = dataclasses.replace(w, expose=dataclasses.replace(w.expose, spec=unknown))
     with pytest.raises(ValueError, match=REFUSED):
         exposure_lines(config, w)
 

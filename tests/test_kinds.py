@@ -26,14 +26,14 @@ raw = {"cluster": {"mode": "autopilot"}, "workloads": [
 config = load(raw, project="acme-ml-test", region="us-central1", stack="t")
 from components import slices
 kind = slices.KINDS.get(KIND_NAME)
-w = dataclasses.replace(
-    config.workloads[0], kind=(kind.stack_kind or kind.name) if kind else KIND_NAME
-)
+def respec(w, **changes):
+    return dataclasses.replace(w, spec=w.spec.model_copy(update=changes))
+w = respec(config.workloads[0], kind=(kind.stack_kind or kind.name) if kind else KIND_NAME)
 if kind is not None and not kind.serves(w):
     # What tells a kind from another of the same stack kind: a CronJob is a Job with a schedule,
     # a LeaderWorkerSet a Deployment whose replica spans nodes.
     refined = {"Job": {"schedule": "0 3 * * *"}, "Deployment": {"hosts": 2}}
-    w = dataclasses.replace(w, **refined[w.kind])
+    w = respec(w, **refined[w.spec.kind])
 GpuWorkload("workload-train", GpuWorkloadArgs(namespace="ns", mode=config.cluster.mode, workload=w))
 """
 

@@ -156,7 +156,7 @@ def test_every_object_in_the_workload_namespace_is_one_the_config_layer_knows(st
     for w in config.workloads:
         known.update(
             names.workload_objects(
-                w.name,
+                w.spec.name,
                 slices.kind_of(w).name,
                 w.expose is not None,
                 w.routing == "cache-aware",

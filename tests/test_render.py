@@ -67,8 +67,10 @@ def test_manifests_are_every_kubernetes_object_as_applied(dev_plan: tuple[int, P
     everything = list(yaml.safe_load_all((dev_plan[1] / "manifests.yaml").read_text()))
     # dev's one sleeping model: the interceptor drains as long as it may hold its requests.
     (llm,) = from_stack_file(read_stack_file(ROOT / "Pulumi.dev.yaml"), "dev").workloads
-    assert llm.autoscale is not None
-    held = keda_drain.held_seconds(llm.autoscale.wake_timeout_seconds, defaults.GENERATION_SECONDS)
+    assert llm.spec.autoscale is not None
+    held = keda_drain.held_seconds(
+        llm.spec.autoscale.wake_timeout_seconds, defaults.GENERATION_SECONDS
+    )
     vendored = [
         keda_drain.drained(keda.scoped(o, "gke-gpu"), held)
         for o in [*keda.objects(keda.CORE), *keda.objects(keda.HTTP_ADD_ON)]

@@ -237,8 +237,8 @@ def test_both_jupyter_examples_serve_jupyter_and_its_kernels(example: str) -> No
 
     plan = shared.render(example, ROOT / "examples" / f"Pulumi.{example}.yaml")
     assert plan.config is not None
-    (w,) = [w for w in plan.config.workloads if "jupyter" in w.image]
-    assert w.expose is not None and w.expose.websockets, (
+    (w,) = [w for w in plan.config.workloads if "jupyter" in w.spec.image]
+    assert w.expose is not None and w.expose.spec.websockets, (
         f"{example}: a notebook's kernels talk over WebSockets; without them no cell runs"
     )
     allowed = re.compile(haproxy.path_regex(w.expose.paths))

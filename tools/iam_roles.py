@@ -155,8 +155,9 @@ https://cloud.google.com/armor/docs/configure-rate-limiting)."""
 # removeRule -> update; delete -> delete; globalOperations.get -> globalOperations.get).
 # compute.securityPolicies.setLabels: for the production label (components/platform/
 # cloud_armor.py): the provider's update sets changed labels with SecurityPolicies.SetLabels
-# (resourceComputeSecurityPolicyUpdate, same file and commit). compute.securityPolicies.use (attaching the policy to a backend service) is
-# GKE's Gateway controller's call, not the deploy identity's.
+# (resourceComputeSecurityPolicyUpdate, same file and commit). compute.securityPolicies.use
+# (attaching the policy to a backend service) is GKE's Gateway controller's call, not the deploy
+# identity's.
 CLOUD_ARMOR_PERMISSIONS = (
     "compute.globalOperations.get",
     "compute.securityPolicies.create",

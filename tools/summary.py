@@ -83,7 +83,10 @@ def _boot_disk(pool: NodePoolConfig) -> str:
 def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     where = f" on pool {w.node_pool.name}" if w.node_pool else ""
     kind = slices.kind_of(w)
-    lines = [f"  workload  {w.name} ({kind.name}, {w.image}){where}", *_requests_lines(config, w)]
+    lines = [
+        f"  workload  {w.spec.name} ({kind.name}, {w.spec.image}){where}",
+        *_requests_lines(config, w),
+    ]
     lines += group_lines(config, w)
     lines.append(
         f"            probe     {w.probe.describe}"
@@ -99,8 +102,8 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         )
     model = w.model
     weights = (
-        f"a {w.cache.size} per-pod disk at {w.cache.path}"
-        if w.cache
+        f"a {w.spec.cache.size} per-pod disk at {w.spec.cache.path}"
+        if w.spec.cache
         else "the container's filesystem (the node's boot disk)"
     )
     lines.append(f"            {'model ' + model + '; ' if model else ''}caches on {weights}")
@@ -122,12 +125,12 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         lines.append(f"            routing: {routing_line(w)}")
     if sleeps(w):
         lines += sleep_lines(config, w)
-    elif w.autoscale is not None:
-        scale = w.autoscale
+    elif w.spec.autoscale is not None:
+        scale = w.spec.autoscale
         lines.append(
-            f"            replicas {scale.min_replicas}-{scale.max_replicas} by {scale.metric} "
-            f"(HPA target {scale.target} per pod; Managed Service for Prometheus scrapes "
-            "/metrics, the custom metrics adapter serves it)"
+            f"            replicas {scale.min_replicas}-{scale.max_replicas} by "
+            f"{w.autoscale_metric} (HPA target {scale.target} per pod; Managed Service for "
+            "Prometheus scrapes /metrics, the custom metrics adapter serves it)"
         )
     return lines + batch_lines(config, w) + exposure_lines(config, w)
 
@@ -135,9 +138,9 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
 def _requests_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     """What each pod requests, and from what (the pool's nodes, Autopilot, a ComputeClass)."""
     requests, pool = resources(w.requests, 2), w.node_pool
-    gpus = f"{w.gpu_count} x {w.gpu_type or 'GPU'} per pod"
+    gpus = f"{w.spec.gpu.count} x {w.gpu_type or 'GPU'} per pod"
     if pool is not None:
-        used = w.max_pods * (1 if pool.shared else w.gpu_count)
+        used = w.max_pods * (1 if pool.shared else w.spec.gpu.count)
         return [
             f"            requests {requests} of the {resources(pool.room, 2)} a node leaves; "
             f"{gpus}",
@@ -198,7 +201,7 @@ NODE_BOOT = (
 def sleep_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     """A model that sleeps: when it goes to zero, what holds the first request and for how long,
     and what that request waits for (components/service/scale_to_zero.py)."""
-    scale = w.autoscale
+    scale = w.spec.autoscale
     assert scale is not None and w.probe is not None
     pool = w.node_pool
     warm = pool is not None and pool.min_nodes > 0 and w.compute_class is None
@@ -216,7 +219,7 @@ def sleep_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         f"and TLS unchanged) up to {scale.wake_timeout_seconds}s "
         "(autoscale.wakeTimeoutSeconds), then 504",
         f"            expected wake: {node}, then the pod starts (startup probe allows up to "
-        f"{w.probe.startup_seconds}s); the cold start below says what is slow",
+        f"{w.probe.spec.startup_seconds}s); the cold start below says what is slow",
         *_private_metrics_line(config, w),
     ]
 
@@ -265,12 +268,14 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             ]
         )
     autopilot = config.cluster.mode == "autopilot"
-    registry = coldstart.registry_host(w.image)
-    eligible = coldstart.in_artifact_registry(w.image)
+    registry = coldstart.registry_host(w.spec.image)
+    eligible = coldstart.in_artifact_registry(w.spec.image)
     # A ComputeClass streams images and preloads the workload's disk in every priority
     # (components/service/compute_class.py nodePoolConfig and storage).
     classed = w.compute_class is not None
-    boot_disk = w.secondary_boot_disk if classed else pool.secondary_boot_disk if pool else None
+    boot_disk = (
+        w.spec.secondary_boot_disk if classed else pool.secondary_boot_disk if pool else None
+    )
     streaming = autopilot or classed or (pool is not None and pool.image_streaming)
     if boot_disk:
         image = f"preloaded from secondary boot disk {boot_disk}"
@@ -282,12 +287,12 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         image = f"pulled whole from {registry} (no image streaming, no preloaded disk)"
     model = w.model
     if w.model_cache is not None:
-        where = f"gs://{w.model_cache.bucket}/{w.model_cache.path or ''}".rstrip("/")
+        where = f"gs://{w.model_cache.spec.bucket}/{w.model_cache.spec.path or ''}".rstrip("/")
         weights = (
             f"read from {where} (Cloud Storage FUSE, parallel downloads): {FUSE_TUNED_SPEEDUP}"
         )
     elif model is not None and not model.startswith("/"):
-        target = w.cache.path if w.cache else "the container's filesystem"
+        target = w.spec.cache.path if w.spec.cache else "the container's filesystem"
         weights = f"downloaded from Hugging Face into {target} on every new pod (no modelCache)"
     else:
         weights = "whatever the image loads at start (no modelCache)"
@@ -338,13 +343,13 @@ def monitoring_lines(config: StackConfig) -> list[str]:
                 "console still lists the incidents)"
             )
         )
-    served = [w.name for w in scraped(config) if not scales_on_metric(w)]
+    served = [w.spec.name for w in scraped(config) if not scales_on_metric(w)]
     if served:
         lines.append(
             f"            scrapes /metrics of {', '.join(served)} (a PodMonitoring each: the "
             "queue, time to first token and errors come from vLLM's own metrics)"
         )
-    gates = [w.name for w in config.exposed]
+    gates = [w.spec.name for w in config.exposed]
     if gates and watched(config):
         lines.append(
             f"            scrapes the gates of {', '.join(gates)} (HAProxy's exporter, port "

@@ -26,21 +26,23 @@ def batch_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     )
     lines = [f"{INDENT}batch     {queue}", f"{INDENT}nodes     {_nodes(w)}"]
     lines.append(f"{INDENT}one run   {_run(config, w)}")
-    if w.schedule is not None:
+    if w.spec.schedule is not None:
         lines.append(
-            f"{INDENT}schedule  {w.schedule!r} ({w.time_zone}), a CronJob: no run starts while "
-            f"the last one runs; keeps the last {SUCCESSFUL_HISTORY} finished and "
+            f"{INDENT}schedule  {w.spec.schedule!r} ({w.spec.time_zone}), a CronJob: no run starts "
+            f"while the last one runs; keeps the last {SUCCESSFUL_HISTORY} finished and "
             f"{FAILED_HISTORY} failed Job(s)"
         )
-    if w.completions is not None:
+    if w.spec.completions is not None:
         lines.append(
-            f"{INDENT}shards    {w.completions} (an Indexed Job, {w.parallelism or 1} at a time; "
-            "each pod reads its shard from JOB_COMPLETION_INDEX)"
+            f"{INDENT}shards    {w.spec.completions} (an Indexed Job, "
+            f"{w.spec.parallelism or 1} at a time; each pod reads its shard from "
+            "JOB_COMPLETION_INDEX)"
         )
     if on_spot(w):
         lines.append(
             f"{INDENT}on Spot   a pod preemption evicts is retried without counting against "
-            f"backoffLimit {w.backoff_limit}; a non-zero exit of {w.name} fails the Job at once"
+            f"backoffLimit {w.spec.backoff_limit}; a non-zero exit of {w.spec.name} fails the "
+            "Job at once"
         )
     lines.append(f"{INDENT}results   {_results(w)}")
     return lines
@@ -61,11 +63,11 @@ def _nodes(w: WorkloadConfig) -> str:
 
 def _held_nodes(w: WorkloadConfig) -> int:
     """Nodes one run holds at once: its pods at once, packed onto the pool's GPUs."""
-    pods = w.parallelism or 1
+    pods = w.spec.parallelism or 1
     pool = w.node_pool
-    if pool is None or pool.shared or not w.gpu_count:
+    if pool is None or pool.shared or not w.spec.gpu.count:
         return pods
-    per_node = max(1, pool.gpu_count // w.gpu_count)
+    per_node = max(1, pool.gpu_count // w.spec.gpu.count)
     return min(pool.max_nodes, -(-pods // per_node))
 
 
@@ -97,10 +99,11 @@ def _run(config: StackConfig, w: WorkloadConfig) -> str:
 
 
 def _results(w: WorkloadConfig) -> str:
-    if w.output is None:
+    output = w.spec.output
+    if output is None:
         return "nowhere the program provides: they leave the pod only as the program sends them"
     return (
-        f"gs://{w.output.bucket} (mounted read-write at {w.output.mount_path} through Cloud "
+        f"gs://{output.bucket} (mounted read-write at {output.mount_path} through Cloud "
         "Storage FUSE; the workload's service account holds roles/storage.objectUser on that "
         "bucket only)"
     )

@@ -29,14 +29,14 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     )
     e = w.expose
     if e is None:
-        key = f"API key (stack output apiKeys.{w.name}, secret)" if w.api_key else "no API key"
+        key = f"API key (stack output apiKeys.{w.spec.name}, secret)" if w.api_key else "no API key"
         return [f"            not exposed: no Service, default-deny ingress ({enforced}); {key}"]
-    scheme = "HTTPS" if e.tls else "plain HTTP (expose.tls: false: keys and prompts in clear)"
-    where = slices.exposure_of(e, w.name).where_words(e, config.namespace)
+    scheme = "HTTPS" if e.spec.tls else "plain HTTP (expose.tls: false: keys and prompts in clear)"
+    where = slices.exposure_of(e, w.spec.name).where_words(e, config.namespace)
     lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
     metrics = (
-        f", Managed Prometheus' collector pods (gmp-system) to port {w.port}, which serves the "
-        "API as well as /metrics (a NetworkPolicy cannot filter paths)"
+        f", Managed Prometheus' collector pods (gmp-system) to port {w.spec.port}, which serves "
+        "the API as well as /metrics (a NetworkPolicy cannot filter paths)"
         if w in scraped(config)
         else ""
     )
@@ -50,14 +50,14 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
 
 def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
     """What the gate does before any key is checked (components/service/haproxy_limits.py)."""
-    tls = "TLS 1.2 (ECDHE with AES-GCM or ChaCha20) or 1.3; " if e.tls else ""
+    tls = "TLS 1.2 (ECDHE with AES-GCM or ChaCha20) or 1.3; " if e.spec.tls else ""
     failures = (
         f"{limits.FAILED_KEYS} wrong keys from one address in {limits.FAILED_KEY_SECONDS} s: "
         f"429 for up to {limits.FAILED_KEY_SECONDS} s; "
         if gate.gate_requires_key(w)
         else ""
     )
-    client = slices.exposure_of(e, w.name).client_words
+    client = slices.exposure_of(e, w.spec.name).client_words
     body = (
         f" ({haproxy_routing.BODY_WAIT_SECONDS} s before its TLS handshake ends, and "
         f"{haproxy_routing.BODY_WAIT_SECONDS} s for a body's first "
@@ -75,7 +75,7 @@ def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
 
 def _websockets_line(w: WorkloadConfig, e: Expose) -> str:
     """Whether an upgrade passes the gate (haproxy.py _upgrade_rules, limits.TUNNEL_SECONDS)."""
-    if not e.websockets:
+    if not e.spec.websockets:
         return (
             "            WebSockets and other upgrades: refused (400); expose.websockets: true "
             "lets WebSockets through"
@@ -102,7 +102,7 @@ def _drain_line(config: StackConfig, w: WorkloadConfig) -> str:
 def _gate_key(w: WorkloadConfig) -> str:
     """What the gate asks of a caller, in plain words: the key, or that there is none."""
     if not gate.gate_requires_key(w):
-        own = "--api-key" in " ".join((*w.command, *w.args))
+        own = "--api-key" in " ".join((*w.spec.command, *w.args))
         return (
             "NO KEY: the server's own --api-key (args) is not checked here, so anything the "
             "server does not guard itself is open to whoever reaches the endpoint"
@@ -110,17 +110,19 @@ def _gate_key(w: WorkloadConfig) -> str:
             else "NO KEY (apiKey: false): anyone who reaches the endpoint may call the allowed "
             "paths"
         )
-    if w.expose is not None and w.expose.keys:
+    if w.expose is not None and w.expose.spec.keys:
         return (
             "a consumer's key on every request (Authorization: Bearer, constant-time), else 401: "
-            + ", ".join(f"{c} (stack output apiKeys.{w.name}.{c})" for c in w.expose.keys)
+            + ", ".join(f"{c} (stack output apiKeys.{w.spec.name}.{c})" for c in w.expose.spec.keys)
             + "; each request's log line names its consumer, never the key; the server gets the "
             "workload's own key from the gate; removing a name revokes that key alone"
         )
-    where = f"stack output apiKeys.{w.name}" if w.api_key else "the workload's VLLM_API_KEY secret"
+    where = (
+        f"stack output apiKeys.{w.spec.name}" if w.api_key else "the workload's VLLM_API_KEY secret"
+    )
     server = (
         ""
-        if is_vllm_image(w.image)
+        if is_vllm_image(w.spec.image)
         else "; the server also gets it as env VLLM_API_KEY, which an image other than "
         "vllm-openai may not read: the gate is what checks it"
     )
@@ -136,29 +138,29 @@ def _gate_lines(config: StackConfig, w: WorkloadConfig, e: Expose) -> list[str]:
     size = f"{gate_pod.REPLICAS} pods, {gate_pod.CPU} CPU / {gate_pod.MEMORY} each, on CPU nodes"
     lines = [
         f"            gate: HAProxy ({size}) terminates TLS and requires " + key
-        if e.tls
+        if e.spec.tls
         else f"            gate: HAProxy ({size}) requires " + key,
         f"            allowed paths (anything else 404): {' '.join(e.paths)}",
         _websockets_line(w, e),
         _gate_limits_line(w, e),
         _drain_line(config, w),
     ]
-    exposure = slices.exposure_of(e, w.name)
-    if e.tls and exposure.own_certificate:
+    exposure = slices.exposure_of(e, w.spec.name)
+    if e.spec.tls and exposure.own_certificate:
         lines.append(
             "            certificate (load balancer to gate only, not verified by it): issued by "
-            f"the stack's CA for {w.name}.{config.namespace}.svc.cluster.local"
+            f"the stack's CA for {w.spec.name}.{config.namespace}.svc.cluster.local"
         )
-    elif e.tls:
-        ips, names = split_hosts(e.hosts)
+    elif e.spec.tls:
+        ips, names = split_hosts(e.spec.hosts)
         address = ["the reserved address"] if e.static_ip else []
-        valid_for = [*address, *ips, *names, f"{w.name}.{config.namespace}.svc.cluster.local"]
+        valid_for = [*address, *ips, *names, f"{w.spec.name}.{config.namespace}.svc.cluster.local"]
         lines.append(
             "            certificate: issued by the stack's CA (stack output caCertificate) for "
             + ", ".join(valid_for)
         )
         named = exposure.named_by_cluster_dns
-        if not named and not e.static_ip and not e.hosts:
+        if not named and not e.static_ip and not e.spec.hosts:
             lines.append(
                 "            ! the certificate names no address clients use: set expose.hosts "
                 "to the node or load balancer address, or clients fail to verify it"

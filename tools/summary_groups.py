@@ -20,26 +20,27 @@ NCCL_NETWORK = (
 
 
 def group_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
-    if w.hosts == 1:
+    if w.spec.hosts == 1:
         return []
     pool = w.node_pool
-    gpus = w.hosts * w.gpu_count
+    gpus = w.spec.hosts * w.spec.gpu.count
     name, replicas, cpu, memory = lws.always_on_requests()
     lines = [
-        f"            group: a LeaderWorkerSet of {w.hosts} pods (a leader and {w.hosts - 1} "
-        f"worker(s)), each {w.gpu_count} x {w.gpu_type} on a node of its own: {gpus} GPUs per "
-        "group; the model's Service reaches the leaders only; a pod's restart recreates its group",
+        f"            group: a LeaderWorkerSet of {w.spec.hosts} pods (a leader and "
+        f"{w.spec.hosts - 1} worker(s)), each {w.spec.gpu.count} x {w.gpu_type} on a node of "
+        f"its own: {gpus} GPUs per group; the model's Service reaches the leaders only; a pod's "
+        "restart recreates its group",
         f"            controller: LeaderWorkerSet {lws.VERSION} in {lws.NAMESPACE} ({name}, "
         f"{replicas} x {cpu} CPU / {memory} on the system pool)",
         f"            NCCL traffic between a group's nodes: {NCCL_NETWORK}",
     ]
     if pool is not None:
-        most = w.max_replicas * w.hosts
-        spare = most + w.hosts <= pool.max_nodes
+        most = w.max_replicas * w.spec.hosts
+        spare = most + w.spec.hosts <= pool.max_nodes
         rate = cost.pool_rate(pool, config.region).configured
         price = (
-            f"; {costs.money(rate * w.hosts)} per group, idle {costs.money(rate * w.idle_pods)}, "
-            f"max {costs.money(rate * w.max_pods)}"
+            f"; {costs.money(rate * w.spec.hosts)} per group, idle "
+            f"{costs.money(rate * w.idle_pods)}, max {costs.money(rate * w.max_pods)}"
             if rate is not None
             else ""
         )
@@ -57,7 +58,7 @@ def group_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         else ""
     )
     lines.append(
-        f"            cold start of a group: all {w.hosts} nodes boot, pull the image and "
+        f"            cold start of a group: all {w.spec.hosts} nodes boot, pull the image and "
         f"download the whole checkpoint each{checkpoint}; the leader is ready only once every "
         "node has loaded its share"
     )

@@ -1,7 +1,9 @@
 """The resolved config, built once from the specs and the decisions made about them.
 
-A config dataclass takes every field its spec has by the same name (`from_spec`); only what is
-derived is named here, next to the module that decides it.
+The workload's classes carry their spec (`spec=`) and hold only what is decided, named here next
+to the module that decides it (dev/restated.py checks that none copies a schema field). The
+platform's classes are also its components' Args, plain types a consumer sets: `from_spec` fills
+each field its spec has by the same name.
 """
 
 from __future__ import annotations
@@ -18,8 +20,6 @@ from ..facts.catalog import zones
 from . import formats, typed
 from .context import Context
 from .model import (
-    Autoscale,
-    Cache,
     CapacityChoice,
     ClusterConfig,
     ClusterSettings,
@@ -28,12 +28,10 @@ from .model import (
     Expose,
     ModelCache,
     NodePoolConfig,
-    Output,
     Probe,
     Queue,
     Secret,
     Sharing,
-    Storage,
     WorkloadConfig,
 )
 from .rules import (
@@ -62,7 +60,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="DataclassInstance")
 
 
-def from_spec(cls: type[T], spec: BaseModel, **decided: Any) -> T:
+def from_spec(cls: type[T], spec: BaseModel, /, **decided: Any) -> T:
     """A config dataclass from its spec: each field the spec has by the same name (lists and
     mappings as tuples, mappings sorted), and `decided` for the rest; a schema's Literal string
     becomes the Enum the field names (typed.coerce)."""
@@ -142,7 +140,10 @@ def _model_cache(w: WorkloadSpec) -> ModelCache | None:
     if w.model_cache is None:
         return None
     return from_spec(
-        ModelCache, w.model_cache, mount_path=w.model_cache.mount_path.rstrip("/") or "/"
+        ModelCache,
+        w.model_cache,
+        spec=w.model_cache,
+        mount_path=w.model_cache.mount_path.rstrip("/") or "/",
     )
 
 
@@ -164,9 +165,9 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
     return from_spec(
         WorkloadConfig,
         w,
+        spec=w,
         # Existing clusters select GPU nodes by nodeSelector only: no GKE accelerator label.
         gpu_type=None if ctx.existing else w.gpu.type,
-        gpu_count=w.gpu.count,
         # With autoscale: what the Deployment starts with; the HPA owns the count from then on.
         replicas=scale.min_replicas if scale else w.replicas,
         args=args,
@@ -177,8 +178,6 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         or (None if ctx.existing else allocatable.cpu_quantity(requests.cpu_millicores)),
         memory=w.resources.memory
         or (None if ctx.existing else allocatable.memory_quantity(requests.memory_bytes)),
-        cache=from_spec(Cache, w.cache) if w.cache else None,
-        storage=from_spec(Storage, w.storage) if w.storage else None,
         expose=_expose(w, ctx),
         run_as_user=egress.run_as_user(w),
         rollout=plan.rollout,
@@ -188,17 +187,13 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         # Its pods select the workload's ComputeClass (components/service/compute_class.py).
         compute_class=capacity_sources.class_name(w.name) if capacity else None,
         model_cache=cache,
-        autoscale=(
-            from_spec(Autoscale, scale, metric=scale.metric or coldstart.VLLM_QUEUE_METRIC)
-            if scale
-            else None
-        ),
-        ephemeral_storage=w.resources.ephemeral_storage,
+        autoscale_metric=(scale.metric or coldstart.VLLM_QUEUE_METRIC) if scale else None,
         secret_args="workloads" in ctx.secret_keys and ctx.secure_paths is None,
         api_key=exposure.api_key(w),
         egress=from_spec(
             Egress,
             w.egress,
+            spec=w.egress,
             internet=egress.internet(w),
             metadata_server=w.model_cache is not None or w.output is not None,
         ),
@@ -208,7 +203,6 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
         adapters=tuple((a.name, a.path) for a in w.adapters),
         routing=routing.resolve(w),
         queue=Queue(batch.seconds(w.queue.max_run_duration)) if w.queue else None,
-        output=from_spec(Output, w.output) if w.output else None,
     )
 
 
@@ -242,7 +236,7 @@ def _probe(w: WorkloadSpec) -> Probe | None:
         return None
     # vLLM answers /health (rules/vllm.py); another server's paths are unknown: TCP.
     path = w.probe.path or (vllm.HEALTH_PATH if formats.is_vllm_image(w.image) else None)
-    return Probe(path, w.probe.port or w.port or 0, w.probe.startup_seconds)
+    return Probe(w.probe, path, w.probe.port or w.port or 0)
 
 
 def _expose(w: WorkloadSpec, ctx: Context) -> Expose | None:
@@ -252,6 +246,7 @@ def _expose(w: WorkloadSpec, ctx: Context) -> Expose | None:
     return from_spec(
         Expose,
         w.expose,
+        spec=w.expose,
         static_ip=exposure.reserves_address(w, ctx.mode),
         paths=tuple(w.expose.paths) if w.expose.paths is not None else exposure.default_paths(w),
         domain=endpoints_name(w.name, ctx.project) if auto else w.expose.domain,

@@ -25,7 +25,6 @@ from ..facts import catalog
 from . import build, keys
 from .context import Context
 from .model import (
-    MonitoringConfig,
     NodePoolConfig,
     Specs,
     StackConfig,
@@ -351,7 +350,7 @@ def _stack(
 ) -> StackConfig:
     assert parsed.cluster is not None and (project or ctx.existing)
     repositories, elsewhere = (
-        registry.repositories((w.image for w in built), project or "")
+        registry.repositories((w.spec.image for w in built), project or "")
         if not ctx.existing
         else ((), [])
     )
@@ -363,7 +362,7 @@ def _stack(
         cluster=build.cluster(parsed.cluster, ctx, stack, node_pools, built),
         node_pools=node_pools,
         workloads=built,
-        secrets=tuple(sorted({key for w in built for _, key in w.secret_env})),
+        secrets=tuple(sorted({key for w in built for key in w.spec.secret_env.values()})),
         image_repositories=repositories,
         advisories=(
             *coldstart.advisories(built),
@@ -373,7 +372,7 @@ def _stack(
             *exposure.advisories(parsed.workloads),
             *model_fit.advisories(parsed.workloads),
         ),
-        monitoring=build.from_spec(MonitoringConfig, parsed.monitoring or MonitoringSpec()),
+        monitoring=parsed.monitoring or MonitoringSpec(),
         specs=Specs(
             parsed.cluster,
             tuple(spec for _, spec in parsed.pools),

@@ -36,7 +36,11 @@ from .platform_model import (
     Sharing,
 )
 from .rules.registry import Repository
-from .schema import ClusterSpec, ExposeType, Kind, NodePoolSpec, WorkloadSpec
+from .schema import ClusterSpec, NodePoolSpec, WorkloadSpec
+from .schema.disks import ModelCacheSpec
+from .schema.expose import ExposeSpec
+from .schema.monitoring import MonitoringSpec
+from .schema.workloads import EgressSpec, ProbeSpec
 
 NAMESPACE = "gke-gpu"
 
@@ -57,36 +61,20 @@ class CapacityChoice:
 
 @dataclass(frozen=True)
 class Probe:
+    """The startup, readiness and liveness probes as decided; the keys as written are `spec`'s."""
+
+    spec: ProbeSpec
+    """workloads[i].probe as parsed, defaults applied (startupSeconds)."""
     path: str | None
     """An HTTP GET path; None: a TCP connection to the port (nothing is known of the server's
     paths, and a GET on `/` may answer 404 for ever)."""
     port: int
-    startup_seconds: int
+    """probe.port, else the workload's port."""
 
     @property
     def describe(self) -> str:
         how = f"HTTP GET {self.path}" if self.path else "TCP connect"
-        return f"{how} on port {self.port} (startup up to {self.startup_seconds}s)"
-
-
-@dataclass(frozen=True)
-class Storage:
-    size: str
-    mount_path: str
-    storage_class: str | None
-    retention: Literal["Retain", "Delete"] = "Retain"
-    """The claims' fate when the StatefulSet is deleted (persistentVolumeClaimRetentionPolicy)."""
-
-
-@dataclass(frozen=True)
-class Cache:
-    """A per-pod disk for model weights and compile caches: a generic ephemeral volume (a
-    PersistentVolumeClaim created and deleted with the pod), so a multi-GB download counts
-    against no node's ephemeral storage (Autopilot's default request is 1 GiB)."""
-
-    size: str
-    path: str
-    storage_class: str | None
+        return f"{how} on port {self.port} (startup up to {self.spec.startup_seconds}s)"
 
 
 @dataclass(frozen=True)
@@ -94,12 +82,10 @@ class ModelCache:
     """Model weights read from a Cloud Storage bucket through the Cloud Storage FUSE CSI driver,
     as the workload's own Kubernetes service account (Workload Identity Federation for GKE)."""
 
-    bucket: str
-    path: str | None
-    """The folder in the bucket holding the model (the mount's only-dir); None: the bucket."""
+    spec: ModelCacheSpec
+    """workloads[i].modelCache as parsed, defaults applied: bucket, path, fileCacheSize."""
     mount_path: str
-    file_cache_size: str
-    """A per-pod disk for Cloud Storage FUSE's file cache (the sidecar's gke-gcsfuse-cache)."""
+    """modelCache.mountPath without a trailing slash (what vLLM is given as its model)."""
 
 
 @dataclass(frozen=True)
@@ -111,52 +97,22 @@ class Queue:
 
 
 @dataclass(frozen=True)
-class Output:
-    """workloads[].output: a bucket mounted read-write for the results (Cloud Storage FUSE), as
-    the workload's own Kubernetes service account (Workload Identity), granted on it alone."""
-
-    bucket: str
-    mount_path: str
-
-
-@dataclass(frozen=True)
-class Autoscale:
-    """An HPA on a server metric (Managed Service for Prometheus), or, with min_replicas 0,
-    KEDA's HTTP add-on (requests in flight; scales to zero, holds the first request)."""
-
-    min_replicas: int
-    max_replicas: int
-    metric: str
-    """The Prometheus gauge the server exports at /metrics, e.g. vllm:num_requests_waiting."""
-    target: int
-    """Per pod: the metric's average (HPA) or requests in flight (KEDA) that adds a replica."""
-    idle_seconds: int = 900
-    wake_timeout_seconds: int = 1800
-
-
-@dataclass(frozen=True)
 class Expose:
-    port: int
-    source_ranges: tuple[str, ...]
-    type: ExposeType
+    """What was decided of a workload's expose; the keys as written are `spec`'s."""
+
+    spec: ExposeSpec
+    """workloads[i].expose as parsed (schema/expose.py), defaults applied."""
     static_ip: bool = False
-    """A reserved regional address, so the URL survives a re-created Service."""
-    tls: bool = True
-    """The gate serves HTTPS (the stack's own CA signs its certificate)."""
-    hosts: tuple[str, ...] = ()
-    """Extra names and addresses the certificate is valid for."""
+    """A reserved regional address, so the URL survives a re-created Service (expose.staticIp,
+    else rules/exposure.py reserves_address)."""
     paths: tuple[str, ...] = ()
-    """What the gate forwards: exact paths, or prefixes ending in "/*"
-    (components/service/haproxy.py)."""
-    websockets: bool = False
-    """The gate lets WebSocket upgrades through (to the allowed paths, with the key)."""
+    """What the gate forwards: exact paths, or prefixes ending in "/*" (expose.paths, else
+    rules/exposure.py default_paths; components/service/haproxy.py)."""
     domain: str | None = None
     """Served through a GKE Gateway on this name (issue 35); `auto` is resolved to the Cloud
     Endpoints name (rules/endpoints.py endpoints_name)."""
     endpoints: bool = False
     """domain is a Cloud Endpoints name the stack makes (expose.domain: auto)."""
-    keys: tuple[str, ...] = ()
-    """Consumers, each with a key of its own the gate accepts (issue 35); empty: one key."""
 
 
 @dataclass(frozen=True)
@@ -164,45 +120,45 @@ class Egress:
     """Where a workload's pods may connect, beyond DNS (components/platform/egress.py builds the
     policy)."""
 
+    spec: EgressSpec = EgressSpec()
+    """workloads[i].egress as parsed, defaults applied (destinationRanges)."""
     internet: bool = False
-    """HTTPS (TCP 443) to public addresses: the Hugging Face Hub, Cloud Storage."""
+    """HTTPS (TCP 443) to public addresses: egress.internet, else on for a server that downloads
+    its model (rules/egress.py)."""
     metadata_server: bool = False
     """The GKE metadata server (Workload Identity tokens): a modelCache's FUSE sidecar."""
-    destination_ranges: tuple[str, ...] = ()
-    """workloads[].egress.destinationRanges: more destinations, any port."""
 
 
 @dataclass(frozen=True)
 class WorkloadConfig:
-    name: str
-    kind: Kind
-    image: str
+    """A workload as decided: its spec (the stack file's keys, defaults applied) and what the
+    loader decided from it, the cluster and its pools (components/config/build.py). A key read
+    as written is read from `spec`; a field here is one the loader computed."""
+
+    spec: WorkloadSpec
+    """workloads[i] as parsed (schema/workloads.py), defaults applied; frozen."""
     gpu_type: str | None
-    gpu_count: int
-    spot: bool
+    """gpu.type on GKE; None on an existing cluster (its GPU nodes are chosen by nodeSelector)."""
     replicas: int
-    command: tuple[str, ...]
+    """What the workload starts with: autoscale.minReplicas when autoscaled, else replicas."""
     args: tuple[str, ...]
+    """The stack file's args and what the model cache and adapters add (rules/coldstart.py,
+    rules/adapters.py)."""
     env: tuple[tuple[str, str], ...]
-    secret_env: tuple[tuple[str, str], ...]
-    """Env var -> name of a secret top-level config key (the `secretEnv` indirection)."""
+    """The plain env values, sorted; those that came from `secure:` are secret_values."""
     secret_values: tuple[tuple[str, Secret], ...]
     """Env var -> secret value: env values that came from `secure:` (nested secrets)."""
-    port: int | None
     probe: Probe | None
+    """Its probes, their path and port decided (None for a Job, or without a port)."""
     cpu: str | None
     """None only on an existing cluster without resources.cpu: its nodes' size is unknown, so
     nothing is assumed (the pod is scheduled by its GPU alone)."""
     memory: str | None
-    storage: Storage | None
-    cache: Cache | None
-    node_selector: tuple[tuple[str, str], ...]
+    """resources.memory, else sized from the node (None on an existing cluster)."""
     expose: Expose | None
+    """What was decided of its expose (None: not exposed)."""
     run_as_user: int | None
     """The uid and gid of every container (defaults.RUN_AS_USER unless runAsUser is set)."""
-    backoff_limit: int
-    wait_for_completion: bool
-    """Job: `pulumi up` waits until it completes (otherwise it only creates it)."""
     rollout: Literal["surge", "replace"]
     """surge: one extra pod at a time (a spare GPU exists); replace: one pod down at a time."""
     driver_version: str | None
@@ -213,19 +169,16 @@ class WorkloadConfig:
     """With `fallback`: its ComputeClass priorities, the workload's own choice first."""
     compute_class: str | None = None
     """With `fallback`: the name of its ComputeClass (the pods select it)."""
-    secondary_boot_disk: str | None = None
-    """With `fallback`: preloaded images for its ComputeClass's nodes (every priority)."""
     model_cache: ModelCache | None = None
-    autoscale: Autoscale | None = None
-    ephemeral_storage: str | None = None
-    """resources.ephemeralStorage: scratch space requested in the container's filesystem."""
+    """Its modelCache, the mount path normalised."""
+    autoscale_metric: str | None = None
+    """With autoscale: the Prometheus gauge the server exports at /metrics that the HPA reads,
+    autoscale.metric else vLLM's queue (rules/coldstart.py VLLM_QUEUE_METRIC)."""
     secret_args: bool = False
     """The engine marked `workloads` secret and the stack file cannot prove which leaves were
     (an ESC import, another --config-file): command and args are sent as secrets too."""
     api_key: bool = False
     """The server is protected by a generated API key (env VLLM_API_KEY; rules/exposure.py)."""
-    read_only_root_filesystem: bool = True
-    """The container's root filesystem is read-only; /tmp and HOME are volumes."""
     egress: Egress = Egress()
     """What its pods may reach besides the cluster's DNS (default deny otherwise)."""
     requests: Resources = Resources(0, 0)
@@ -241,52 +194,27 @@ class WorkloadConfig:
     """cache-aware: the gate routes by prompt prefix and load to each replica (rules/routing.py)."""
     queue: Queue | None = None
     """A Job that waits in the stack's Kueue queue for queued-provisioning nodes."""
-    schedule: str | None = None
-    """A Job run on this cron schedule (a CronJob), read in time_zone."""
-    time_zone: str = "UTC"
-    parallelism: int | None = None
-    """A Job's pods at once (None: Kubernetes' default, 1)."""
-    completions: int | None = None
-    """An Indexed Job's shards (None: one pod, not indexed)."""
-    output: Output | None = None
-    """Where a Job's results land: a bucket mounted read-write."""
-    hosts: int = 1
-    """Nodes per replica: more than 1 makes each replica a LeaderWorkerSet group of this many pods,
-    each with gpu_count GPUs (components/kinds/leaderworkerset.py)."""
 
     @property
     def max_replicas(self) -> int:
         """Replicas at the most: the HPA's maxReplicas when autoscaled (capacity, rollouts)."""
-        return self.autoscale.max_replicas if self.autoscale else self.replicas
+        scale = self.spec.autoscale
+        return scale.max_replicas if scale else self.replicas
 
     @property
     def max_pods(self) -> int:
         """Pods at once at the most: a Job runs `parallelism` (one by default); a replica over
         several nodes is `hosts` pods."""
-        return (self.parallelism or 1) if self.kind == "Job" else self.max_replicas * self.hosts
+        return (
+            (self.spec.parallelism or 1)
+            if self.spec.kind == "Job"
+            else self.max_replicas * self.spec.hosts
+        )
 
     @property
     def idle_pods(self) -> int:
         """Pods it keeps up with no traffic (the HPA's minimum); a Job's only while it runs."""
-        return 0 if self.kind == "Job" else self.replicas * self.hosts
-
-
-@dataclass(frozen=True)
-class MonitoringConfig:
-    """`monitoring`: the stack's dashboard and alerts (components/service/monitoring.py)."""
-
-    dashboard: bool = True
-    alerts: bool = True
-    gpu_idle_seconds: int = 3600
-    """A GPU under 1% utilisation this long, its node running, fires the idle alert."""
-    error_rate_percent: int = 5
-    """Aborted or failed requests above this share over 5 minutes fire the error alert."""
-    pending_seconds: int = 900
-    """A pod unschedulable this long (waiting for GPU capacity) fires the pending alert."""
-    notification_channels: tuple[str, ...] = ()
-    """Existing channels by resource name (projects/P/notificationChannels/ID)."""
-    emails: tuple[str, ...] = ()
-    """Addresses the stack creates an email channel for."""
+        return 0 if self.spec.kind == "Job" else self.replicas * self.spec.hosts
 
 
 @dataclass(frozen=True)
@@ -319,8 +247,8 @@ class StackConfig:
     advisories: tuple[str, ...] = field(default=())
     """Settings that work but do not do what they promise (e.g. image streaming of an image
     outside Artifact Registry): shown by `pulumi up` (a warning) and the offline plan."""
-    monitoring: MonitoringConfig = field(default=MonitoringConfig())
-    """The dashboard and alerts (on by default)."""
+    monitoring: MonitoringSpec = field(default_factory=MonitoringSpec)
+    """`monitoring` as parsed, defaults applied: the dashboard and alerts (on by default)."""
     specs: Specs | None = None
     """The specs the config was decided from (None: a config built by hand, in tests)."""
 
@@ -336,8 +264,6 @@ class StackConfig:
 
 __all__ = [
     "NAMESPACE",
-    "Autoscale",
-    "Cache",
     "CapacityChoice",
     "ClusterConfig",
     "ClusterMode",
@@ -356,7 +282,6 @@ __all__ = [
     "MaintenanceExclusion",
     "MaintenanceWindow",
     "ModelCache",
-    "MonitoringConfig",
     "NodeImageType",
     "NodeLabel",
     "NodePoolConfig",
@@ -367,7 +292,6 @@ __all__ = [
     "Secret",
     "Sharing",
     "StackConfig",
-    "Storage",
     "UpgradeScope",
     "WorkloadConfig",
 ]

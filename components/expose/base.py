@@ -201,8 +201,8 @@ class LoadBalanced(Exposure):
     def where_words(self, e: Expose, namespace: str) -> str:
         del namespace
         static = ", reserved static address" if e.static_ip else ""
-        ranges = ", ".join(e.source_ranges) or "anywhere"
-        return f"{self.scope} port {e.port}{static}, from {ranges}"
+        ranges = ", ".join(e.spec.source_ranges) or "anywhere"
+        return f"{self.scope} port {e.spec.port}{static}, from {ranges}"
 
     def addresses(
         self,

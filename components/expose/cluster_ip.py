@@ -28,7 +28,7 @@ class ClusterIP(Exposure):
         return [{"podSelector": {}}]
 
     def where_words(self, e: Expose, namespace: str) -> str:
-        return f"in-cluster (ClusterIP) port {e.port}, from pods of namespace {namespace}"
+        return f"in-cluster (ClusterIP) port {e.spec.port}, from pods of namespace {namespace}"
 
     def addresses(
         self,

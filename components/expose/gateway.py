@@ -168,18 +168,18 @@ class Gateway(Exposure):
 
     def where_words(self, e: Expose, namespace: str) -> str:
         del namespace
-        ranges = ", ".join(e.source_ranges)
+        ranges = ", ".join(e.spec.source_ranges)
         where = f"from {ranges} only (Cloud Armor; others 403)" if ranges else "from anywhere"
-        where = cloud_armor.admits_everyone_words(e.source_ranges) or where
+        where = cloud_armor.admits_everyone_words(e.spec.source_ranges) or where
         return (
             f"https://{self.domain} through a GKE Gateway ({GATEWAY_CLASS}, global external "
             f"Application Load Balancer), port 443 (HTTP on 80 redirected), {where}"
-            f"{'' if e.tls else '; load balancer to gate in plain HTTP (expose.tls: false)'}"
+            f"{'' if e.spec.tls else '; load balancer to gate in plain HTTP (expose.tls: false)'}"
         )
 
     def plan_lines(self, e: Expose) -> list[str]:
         """The name, who issues its certificate, the records to create and when it works."""
-        return [*self._name_lines(), *cloud_armor.plan_lines(e.source_ranges)]
+        return [*self._name_lines(), *cloud_armor.plan_lines(tuple(e.spec.source_ranges))]
 
     def _name_lines(self) -> list[str]:
         if self.endpoints:

@@ -129,7 +129,7 @@ class Kind(ABC):
 
     def object_name(self, w: WorkloadConfig) -> str:
         """The object's name: the workload's."""
-        return w.name
+        return w.spec.name
 
     def scale_target(self, w: WorkloadConfig) -> dict[str, str]:
         """The object as an autoscaler's scaleTargetRef names it (its scale subresource), read
@@ -162,7 +162,7 @@ def replicas(w: WorkloadConfig) -> dict[str, int]:
     remove spec.replicas when migrating a Deployment to horizontal autoscaling). Without it the
     object starts at 1 and the HPA raises it to minReplicas.
     """
-    return {} if w.autoscale is not None else {"replicas": w.replicas}
+    return {} if w.spec.autoscale is not None else {"replicas": w.replicas}
 
 
 class Batch(Kind):
@@ -191,7 +191,7 @@ class Batch(Kind):
 
     def job_spec(self, w: WorkloadConfig, template: dict[str, Any]) -> dict[str, Any]:
         """The Job's spec: retries, and what `queue`, `completions` and Spot add."""
-        spec: dict[str, Any] = {"backoffLimit": w.backoff_limit, "template": template}
+        spec: dict[str, Any] = {"backoffLimit": w.spec.backoff_limit, "template": template}
         if w.queue is not None:
             # Kueue starts a queued Job once admitted; created running, its pods would start
             # before the ProvisioningRequest is granted (cluster-toolkit sample-job.yaml:
@@ -206,12 +206,12 @@ class Batch(Kind):
                 },
             }
             spec["template"] = template
-        if w.completions is not None:
+        if w.spec.completions is not None:
             # An Indexed Job: each pod gets its shard in JOB_COMPLETION_INDEX
             # (https://kubernetes.io/docs/concepts/workloads/controllers/job/#completion-mode).
             spec["completionMode"] = "Indexed"
-            spec["completions"] = w.completions
-            spec["parallelism"] = w.parallelism or 1
+            spec["completions"] = w.spec.completions
+            spec["parallelism"] = w.spec.parallelism or 1
         if on_spot(w) and batch(w):
             spec["podFailurePolicy"] = pod_failure_policy(w)
         return spec
@@ -219,13 +219,13 @@ class Batch(Kind):
 
 def on_spot(w: WorkloadConfig) -> bool:
     """Its pods may run on Spot VMs (its own setting, or a fallback's)."""
-    return w.spot or any(c.spot for c in w.capacity)
+    return w.spec.spot or any(c.spot for c in w.capacity)
 
 
 def batch(w: WorkloadConfig) -> bool:
     """A Job that uses the batch keys (queue, schedule, completions, output; issue 36). A Job
     without them keeps the object it always had (the plans of existing stacks stay the same)."""
-    return any(x is not None for x in (w.queue, w.schedule, w.completions, w.output))
+    return any(x is not None for x in (w.queue, w.spec.schedule, w.spec.completions, w.spec.output))
 
 
 def pod_failure_policy(w: WorkloadConfig) -> dict[str, Any]:
@@ -239,7 +239,7 @@ def pod_failure_policy(w: WorkloadConfig) -> dict[str, Any]:
             {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
             {
                 "action": "FailJob",
-                "onExitCodes": {"containerName": w.name, "operator": "NotIn", "values": [0]},
+                "onExitCodes": {"containerName": w.spec.name, "operator": "NotIn", "values": [0]},
             },
         ]
     }

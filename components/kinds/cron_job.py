@@ -32,7 +32,7 @@ class CronJob(Batch):
 
     def serves(self, w: WorkloadConfig) -> bool:
         """A Job with `schedule`."""
-        return w.schedule is not None
+        return w.spec.schedule is not None
 
     def awaited(self, w: WorkloadConfig) -> bool:
         """Never: the runs come later, on the schedule."""
@@ -44,10 +44,10 @@ class CronJob(Batch):
         waits in the queue past the next night skips that night rather than doubling the GPUs),
         the schedule read in its time zone (`.spec.timeZone`, cron-jobs/#time-zones), and the
         finished Jobs kept bounded."""
-        assert w.schedule is not None
+        assert w.spec.schedule is not None
         return {
-            "schedule": w.schedule,
-            "timeZone": w.time_zone,
+            "schedule": w.spec.schedule,
+            "timeZone": w.spec.time_zone,
             "concurrencyPolicy": "Forbid",
             "successfulJobsHistoryLimit": SUCCESSFUL_HISTORY,
             "failedJobsHistoryLimit": FAILED_HISTORY,

@@ -30,7 +30,7 @@ class Deployment(Kind):
 
     def serves(self, w: WorkloadConfig) -> bool:
         """A replica on one node (with `hosts` > 1 it is a LeaderWorkerSet group's)."""
-        return w.hosts <= 1
+        return w.spec.hosts <= 1
 
     def register(self, request: Request) -> k8s.apps.v1.Deployment:
         w = request.workload

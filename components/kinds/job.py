@@ -17,11 +17,11 @@ class Job(Batch):
 
     def serves(self, w: WorkloadConfig) -> bool:
         """A Job without `schedule` (with one it is a CronJob's)."""
-        return w.schedule is None
+        return w.spec.schedule is None
 
     def awaited(self, w: WorkloadConfig) -> bool:
         """Only with waitForCompletion: otherwise `pulumi up` returns once the Job is created."""
-        return super().awaited(w) and w.wait_for_completion
+        return super().awaited(w) and w.spec.wait_for_completion
 
     def register(self, request: Request) -> k8s.batch.v1.Job:
         """The Job; `pulumi up` waits for it only with waitForCompletion.

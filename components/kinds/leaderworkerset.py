@@ -64,7 +64,7 @@ def group_template(w: WorkloadConfig, template: dict[str, Any], leader: bool) ->
     spec = template["spec"]
     spec.pop("topologySpreadConstraints", None)
     container = spec["containers"][0]
-    if formats.is_vllm_image(w.image):
+    if formats.is_vllm_image(w.spec.image):
         container["args"] = [*container.get("args", []), *vllm_group_args(leader)]
     if not leader:
         for probe in PROBES:
@@ -108,14 +108,14 @@ class LeaderWorkerSet(Kind):
 
     def serves(self, w: WorkloadConfig) -> bool:
         """A Deployment whose replica spans nodes (`hosts` > 1)."""
-        return w.hosts > 1
+        return w.spec.hosts > 1
 
     def object_name(self, w: WorkloadConfig) -> str:
         """`<name>-group`: the controller creates a headless Service of the LeaderWorkerSet's own
         name for its pods' DNS (kubernetes-sigs/lws v0.8.0 pkg/controllers/
         leaderworkerset_controller.go line 194), and an exposed workload's Service already takes
         `<name>` (components/config/rules/names.py reserves both)."""
-        return group_name(w.name)
+        return group_name(w.spec.name)
 
     def serving_selector(self, selector: dict[str, str]) -> dict[str, str]:
         """The group leaders only: a worker serves no API."""
@@ -126,7 +126,7 @@ class LeaderWorkerSet(Kind):
         w = request.workload
         k8s.networking.v1.NetworkPolicy(
             f"{request.name}-group-policy",
-            metadata=manifest({**request.metadata, "name": f"{w.name}-group-peers"}),
+            metadata=manifest({**request.metadata, "name": f"{w.spec.name}-group-peers"}),
             spec=manifest(group_policy(self.object_name(w))),
             opts=pulumi.ResourceOptions(parent=request.parent),
         )
@@ -142,7 +142,7 @@ class LeaderWorkerSet(Kind):
                 {
                     **replicas(w),
                     "leaderWorkerTemplate": {
-                        "size": w.hosts,
+                        "size": w.spec.hosts,
                         "restartPolicy": "RecreateGroupOnPodRestart",
                         "leaderTemplate": group_template(w, request.template, leader=True),
                         "workerTemplate": group_template(w, request.template, leader=False),

@@ -14,9 +14,9 @@ from .base import Kind, Request, replicas
 
 def data_claims(w: WorkloadConfig) -> list[dict[str, Any]]:
     """A StatefulSet's volumeClaimTemplates: one data disk per pod (workloads[].storage)."""
-    if w.storage is None:
+    if w.spec.storage is None:
         return []
-    spec = claim_spec(w.storage.size, w.storage.storage_class)
+    spec = claim_spec(w.spec.storage.size, w.spec.storage.storage_class)
     return [{"metadata": {"name": "data"}, "spec": spec}]
 
 
@@ -30,9 +30,9 @@ def data_claims(w: WorkloadConfig) -> list[dict[str, Any]]:
 # (tests/golden.py K8S_FORCE_NEW): setting or changing it updates the StatefulSet in place. A
 # scaled-down pod's disk is kept (whenScaled Retain) for the pod that comes back with it.
 def claim_retention(w: WorkloadConfig) -> dict[str, dict[str, str]]:
-    if w.storage is None:
+    if w.spec.storage is None:
         return {}
-    policy = {"whenDeleted": w.storage.retention, "whenScaled": "Retain"}
+    policy = {"whenDeleted": w.spec.storage.retention, "whenScaled": "Retain"}
     return {"persistentVolumeClaimRetentionPolicy": policy}
 
 
@@ -51,17 +51,18 @@ class StatefulSet(Kind):
     def disks_at_destroy(self, w: WorkloadConfig) -> str | None:
         """The plan's words for what becomes of the claims' disks, from what data_claims and
         claim_retention register."""
-        if w.storage is None:
+        storage = w.spec.storage
+        if storage is None:
             return None
         deleted = (
             "kept and still billed, for a StatefulSet of the same name to mount again"
-            if w.storage.retention == "Retain"
+            if storage.retention == "Retain"
             else "deleted with it, data and all"
         )
         return (
-            f"one {w.storage.size} disk per pod (claims data-{w.name}-0, -1, ...), kept when "
+            f"one {storage.size} disk per pod (claims data-{w.spec.name}-0, -1, ...), kept when "
             f"scaled down; when the StatefulSet is deleted (workload removed or replaced): "
-            f"{deleted} (storage.retention: {w.storage.retention}). `pulumi destroy` deletes the "
+            f"{deleted} (storage.retention: {storage.retention}). `pulumi destroy` deletes the "
             "namespace and the claims in it; their StorageClass's reclaimPolicy then decides "
             "(GKE's own classes: Delete, not guaranteed while the cluster itself is being "
             "deleted: check Compute Engine disks after a destroy)"
@@ -72,13 +73,13 @@ class StatefulSet(Kind):
         w = request.workload
         headless = k8s.core.v1.Service(
             f"{request.name}-headless",
-            metadata=manifest({**request.metadata, "name": f"{w.name}-headless"}),
+            metadata=manifest({**request.metadata, "name": f"{w.spec.name}-headless"}),
             spec=manifest(
                 {
                     "clusterIP": "None",
                     "selector": request.selector,
-                    "ports": [{"name": "http", "port": w.port or 80, "targetPort": "http"}]
-                    if w.port
+                    "ports": [{"name": "http", "port": w.spec.port or 80, "targetPort": "http"}]
+                    if w.spec.port
                     else [],
                 }
             ),

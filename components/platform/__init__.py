@@ -86,7 +86,8 @@ def scraped(config: StackConfig) -> tuple[WorkloadConfig, ...]:
     return tuple(
         w
         for w in config.workloads
-        if w.port and (scales_on_metric(w) or (on and w.model is not None and w.kind != "Job"))
+        if w.spec.port
+        and (scales_on_metric(w) or (on and w.model is not None and w.spec.kind != "Job"))
     )
 
 
@@ -102,7 +103,7 @@ def build(config: StackConfig) -> Platform:
         WorkloadNamespaceArgs(
             name=config.namespace,
             protect=protect,
-            scraped=tuple((w.name, w.port) for w in scraped(config) if w.port),
+            scraped=tuple((w.spec.name, w.spec.port) for w in scraped(config) if w.spec.port),
         ),
         opts=k8s_opts,
     )
@@ -117,9 +118,9 @@ def build(config: StackConfig) -> Platform:
                 gate_namespace=config.namespace,
                 adapter_registers_external=with_adapter,
                 held_seconds=max(
-                    held_seconds(w.autoscale.wake_timeout_seconds, defaults.GENERATION_SECONDS)
+                    held_seconds(w.spec.autoscale.wake_timeout_seconds, defaults.GENERATION_SECONDS)
                     for w in sleeping
-                    if w.autoscale
+                    if w.spec.autoscale
                 ),
             ),
             opts=k8s_opts,
@@ -140,7 +141,7 @@ def build(config: StackConfig) -> Platform:
         if with_adapter
         else None
     )
-    tls = any(w.expose.tls for w in config.exposed if w.expose)
+    tls = any(w.expose.spec.tls for w in config.exposed if w.expose)
     ca = CertificateAuthority("ca", CertificateAuthorityArgs(stack=config.stack)) if tls else None
     kueue, lws = _run_controllers(config, cluster, namespace, k8s_opts)
     return Platform(config, cluster, capacity, namespace, adapter, ca, protect, keda, kueue, lws)
@@ -168,7 +169,7 @@ def _run_controllers(
         if any(w.queue for w in config.workloads)
         else None
     )
-    grouped = any(w.hosts > 1 for w in config.workloads)
+    grouped = any(w.spec.hosts > 1 for w in config.workloads)
     lws = Lws("lws", after=[cluster], opts=k8s_opts) if grouped else None
     return kueue, lws
 
@@ -200,7 +201,7 @@ def _gke(config: StackConfig) -> tuple[GkeCluster, list[pulumi.Resource]]:
             project=config.project,
             region=config.region,
             cluster=cfg,
-            gcs_fuse_csi_driver=any(w.model_cache or w.output for w in config.workloads),
+            gcs_fuse_csi_driver=any(w.model_cache or w.spec.output for w in config.workloads),
             gateway_api=any(w.expose and w.expose.domain for w in config.workloads),
             # Fallback ComputeClasses stream images too (components/service/compute_class.py).
             image_streaming=any(pool.image_streaming for pool in config.node_pools)

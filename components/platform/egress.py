@@ -86,9 +86,9 @@ def workload_egress(egress: Egress) -> list[dict[str, Any]]:
         rules.append(internet_rule())
     if egress.metadata_server:
         rules += metadata_rules()
-    if egress.destination_ranges:
+    if egress.spec.destination_ranges:
         # Any port: the user named the destination, not the protocol.
-        rules.append({"to": [{"ipBlock": {"cidr": c}} for c in egress.destination_ranges]})
+        rules.append({"to": [{"ipBlock": {"cidr": c}} for c in egress.spec.destination_ranges]})
     return rules
 
 

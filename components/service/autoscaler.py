@@ -44,7 +44,7 @@ def pod_monitoring(
         api_version="monitoring.googleapis.com/v1",
         kind="PodMonitoring",
         metadata=manifest(
-            {"name": w.name, "namespace": namespace, "labels": workload_labels(w.name)}
+            {"name": w.spec.name, "namespace": namespace, "labels": workload_labels(w.spec.name)}
         ),
         spec=manifest(pod_monitoring_spec(w)),
         opts=opts,
@@ -54,15 +54,17 @@ def pod_monitoring(
 def pod_monitoring_spec(w: WorkloadConfig) -> dict[str, Any]:
     return {
         # What serves the metric: a group's leader (its workers run no API server).
-        "selector": {"matchLabels": slices.kind_of(w).serving_selector(selector_labels(w.name))},
+        "selector": {
+            "matchLabels": slices.kind_of(w).serving_selector(selector_labels(w.spec.name))
+        },
         "endpoints": [{"port": METRICS_PORT, "path": METRICS_PATH, "interval": SCRAPE_INTERVAL}],
     }
 
 
 def hpa_spec(w: WorkloadConfig) -> dict[str, Any]:
     """autoscaling/v2: the average of the metric over the workload's pods, against the target."""
-    assert w.autoscale is not None
-    scale = w.autoscale
+    scale, metric = w.spec.autoscale, w.autoscale_metric
+    assert scale is not None and metric is not None
     return {
         # The kind's scale subresource: a LeaderWorkerSet's scales whole groups, and its
         # status.hpaPodSelector names the leaders (kubernetes-sigs/lws v0.8.0
@@ -74,7 +76,7 @@ def hpa_spec(w: WorkloadConfig) -> dict[str, Any]:
             {
                 "type": "Pods",
                 "pods": {
-                    "metric": {"name": external_metric_name(scale.metric)},
+                    "metric": {"name": external_metric_name(metric)},
                     "target": {"type": "AverageValue", "averageValue": str(scale.target)},
                 },
             }
@@ -101,9 +103,13 @@ class Autoscaler(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gke-gpu:index:Autoscaler", name, None, opts)
         w = args.workload
-        if w.autoscale is None:
+        if w.spec.autoscale is None:
             raise ValueError("AutoscalerArgs.workload has no autoscale settings")
-        metadata = {"name": w.name, "namespace": args.namespace, "labels": workload_labels(w.name)}
+        metadata = {
+            "name": w.spec.name,
+            "namespace": args.namespace,
+            "labels": workload_labels(w.spec.name),
+        }
         pod_monitoring(
             f"{name}-podmonitoring", w, args.namespace, pulumi.ResourceOptions(parent=self)
         )

@@ -94,9 +94,15 @@ def priority(choice: CapacityChoice, boot_disk: dict[str, str] | None = None) ->
 
 def compute_class_spec(w: WorkloadConfig, project: str) -> dict[str, Any]:
     """The ComputeClass spec: the workload's own choice first, then its fallbacks in order."""
-    disk = secondary_boot_disk(w.secondary_boot_disk, project) if w.secondary_boot_disk else None
+    disk = (
+        secondary_boot_disk(w.spec.secondary_boot_disk, project)
+        if w.spec.secondary_boot_disk
+        else None
+    )
     return {
-        "description": f"GPUs for workload {w.name} (gke-gpu): its own choice, then fallbacks.",
+        "description": (
+            f"GPUs for workload {w.spec.name} (gke-gpu): its own choice, then fallbacks."
+        ),
         "priorities": [priority(c, disk) for c in w.capacity],
         "nodePoolConfig": IMAGE_STREAMING,
         # Move pods back to a more preferred priority when its capacity returns.
@@ -130,14 +136,16 @@ class GpuComputeClass(pulumi.ComponentResource):
         super().__init__("gke-gpu:index:GpuComputeClass", name, None, opts)
         w = args.workload
         if w.compute_class is None or not w.capacity:
-            raise ValueError(f"GpuComputeClassArgs: workload {w.name} has no fallback priorities")
+            raise ValueError(
+                f"GpuComputeClassArgs: workload {w.spec.name} has no fallback priorities"
+            )
         compute_class = k8s.apiextensions.CustomResource(
             f"{name}-class",
             api_version=API_VERSION,
             kind=KIND,
             metadata={
                 "name": w.compute_class,
-                "labels": {PART_OF_LABEL: PART_OF, WORKLOAD_LABEL: w.name},
+                "labels": {PART_OF_LABEL: PART_OF, WORKLOAD_LABEL: w.spec.name},
             },
             spec=compute_class_spec(w, args.project),
             opts=pulumi.ResourceOptions(parent=self),

@@ -109,7 +109,7 @@ def workload_rate(w: WorkloadConfig, region: str) -> tuple[Rate, str]:
         return choice_rate(w.capacity[0], region), w.capacity[0].machine_type
     if w.pod_machine is None:
         return Rate(None, None, None), "unknown machine"
-    rate = node_rate(w.pod_machine, w.gpu_type, w.gpu_count, w.spot, False, region)
+    rate = node_rate(w.pod_machine, w.gpu_type, w.spec.gpu.count, w.spec.spot, False, region)
     return rate, w.pod_machine
 
 
@@ -144,7 +144,7 @@ def stack_cost(config: StackConfig) -> StackCost | None:
                     rate * pool.max_nodes,
                 )
             )
-    gates = [w for w in config.workloads if w.expose is not None and w.port is not None]
+    gates = [w for w in config.workloads if w.expose is not None and w.spec.port is not None]
     if cluster.mode == "autopilot" and gates:
         # Each gate: gate_pod.REPLICAS CPU-only pods, billed by their requests. In Standard they run
         # on the system pool, priced above.
@@ -166,7 +166,9 @@ def stack_cost(config: StackConfig) -> StackCost | None:
             continue  # priced with its pool
         rate, machine = workload_rate(w, config.region)
         cost.lines.append(
-            Line(f"workload {w.name} ({machine} per pod)", rate * w.idle_pods, rate * w.max_pods)
+            Line(
+                f"workload {w.spec.name} ({machine} per pod)", rate * w.idle_pods, rate * w.max_pods
+            )
         )
     return cost
 

@@ -22,7 +22,7 @@ def service_args(config: StackConfig, platform: Platform) -> list[tuple[str, Gpu
     """(name, args) of each workload's GpuService, in the stack file's order."""
     assert config.specs is not None, "a config from the loader"
     pairs = zip(config.specs.workloads, config.workloads, strict=True)
-    return [(w.name, _args(spec, w, config, platform)) for spec, w in pairs]
+    return [(w.spec.name, _args(spec, w, config, platform)) for spec, w in pairs]
 
 
 def _args(
@@ -37,7 +37,7 @@ def _args(
         project=config.project,
         region=config.region,
         namespace=config.namespace,
-        secrets={key: secrets.require_secret(key) for _, key in w.secret_env},
+        secrets={key: secrets.require_secret(key) for _, key in sorted(w.spec.secret_env.items())},
         env_secrets=[env for env, _ in w.secret_values],
         secret_args=w.secret_args,
         monitored=watched(config),

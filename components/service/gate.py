@@ -51,10 +51,10 @@ def gate_settings(w: WorkloadConfig, namespace: str) -> haproxy.GateSettings:
     assert w.expose is not None
     settings = haproxy.GateSettings(
         paths=w.expose.paths,
-        tls=w.expose.tls,
+        tls=w.expose.spec.tls,
         api_key=gate_requires_key(w),
-        websockets=w.expose.websockets,
-        consumers=w.expose.keys,
+        websockets=w.expose.spec.websockets,
+        consumers=tuple(w.expose.spec.keys),
     )
     if w.routing == "cache-aware":
         probe = w.probe
@@ -62,12 +62,12 @@ def gate_settings(w: WorkloadConfig, namespace: str) -> haproxy.GateSettings:
             settings,
             # One slot more than replicas: a rollout's surge pod is served as soon as it is ready.
             replicas=w.max_replicas + 1,
-            health_path=probe.path if probe is not None and probe.port == w.port else None,
+            health_path=probe.path if probe is not None and probe.port == w.spec.port else None,
         )
     if sleeps(w):
         return dataclasses.replace(
             settings,
-            upstream_host=scale_to_zero.host(w.name, namespace),
+            upstream_host=scale_to_zero.host(w.spec.name, namespace),
             request_timeout_seconds=scale_to_zero.gate_timeout_seconds(
                 w, settings.request_timeout_seconds
             ),

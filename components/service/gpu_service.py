@@ -81,7 +81,9 @@ class GpuService(pulumi.ComponentResource):
         after = self._pods_wait_for()
         # Generated once, kept in state, read by vLLM from VLLM_API_KEY (the workload's Secret).
         self.api_key = (
-            ApiKey(f"apikey-{w.name}", ApiKeyArgs(workload=w.name), opts=self._root()).value
+            ApiKey(
+                f"apikey-{w.spec.name}", ApiKeyArgs(workload=w.spec.name), opts=self._root()
+            ).value
             if w.api_key
             else None
         )
@@ -89,7 +91,7 @@ class GpuService(pulumi.ComponentResource):
         # A sleeping model's workload waits for its scaler (see _scale_to_zero: destroy order).
         scaler = self._scale_to_zero(after) if sleeps(w) else None
         workload = GpuWorkload(
-            f"workload-{w.name}",
+            f"workload-{w.spec.name}",
             GpuWorkloadArgs(
                 namespace=self._namespace,
                 mode=self._cluster.mode,
@@ -100,9 +102,9 @@ class GpuService(pulumi.ComponentResource):
             opts=self._k8s,
         )
         # The HPA's custom metrics adapter serves GKE clusters only (components/platform).
-        if scaler is None and w.autoscale is not None and self._cluster.mode != "existing":
+        if scaler is None and w.spec.autoscale is not None and self._cluster.mode != "existing":
             Autoscaler(
-                f"autoscaler-{w.name}",
+                f"autoscaler-{w.spec.name}",
                 AutoscalerArgs(
                     namespace=self._namespace,
                     workload=w,
@@ -120,7 +122,7 @@ class GpuService(pulumi.ComponentResource):
         """What the workload's pods need first: the GPU capacity, the workload's own (its
         ComputeClass, its buckets' access, its queue), and a group's controller."""
         after = [*_waiting(self._waits.get("gpu_capacity", [])), *self._capacity()]
-        if self.workload.hosts > 1:
+        if self.workload.spec.hosts > 1:
             after += _waiting(self._waits.get("lws", []))  # the LWS CRD, controller, webhooks
         return after
 
@@ -138,13 +140,13 @@ class GpuService(pulumi.ComponentResource):
         49-70), and a GPU node starts while the stack goes away (issue 31). A Deployment already
         gone is skipped there (NotFound, same lines)."""
         w = self.workload
-        assert w.port is not None
+        assert w.spec.port is not None
         return ScaleToZero(
-            f"scale-to-zero-{w.name}",
+            f"scale-to-zero-{w.spec.name}",
             ScaleToZeroArgs(
                 namespace=self._namespace_name,
                 workload=w,
-                service=model_service_name(w.name),
+                service=model_service_name(w.spec.name),
                 generation_seconds=defaults.GENERATION_SECONDS,
                 after=[*_waiting(self._waits.get("keda", [])), *capacity],
             ),
@@ -155,10 +157,12 @@ class GpuService(pulumi.ComponentResource):
         """A key per consumer (expose.keys), each a resource named after its consumer, so adding
         or removing one leaves every other key as it is ("/" is in no workload or consumer name)."""
         w = self.workload
-        consumers = w.expose.keys if w.expose is not None and self.api_key is not None else ()
+        consumers = w.expose.spec.keys if w.expose is not None and self.api_key is not None else ()
         return {
             c: ApiKey(
-                f"apikey-{w.name}/{c}", ApiKeyArgs(workload=w.name, consumer=c), opts=self._root()
+                f"apikey-{w.spec.name}/{c}",
+                ApiKeyArgs(workload=w.spec.name, consumer=c),
+                opts=self._root(),
             ).value
             for c in consumers
         }
@@ -174,32 +178,32 @@ class GpuService(pulumi.ComponentResource):
         found: list[pulumi.Resource] = []
         if w.compute_class is not None:
             compute_class = GpuComputeClass(
-                f"class-{w.name}",
+                f"class-{w.spec.name}",
                 GpuComputeClassArgs(workload=w, project=project),
                 opts=self._k8s,
             )
             found += compute_class.resources
         if w.model_cache is not None:
             access = ModelCacheAccess(
-                f"model-cache-{w.name}",
+                f"model-cache-{w.spec.name}",
                 ModelCacheAccessArgs(
                     project=project,
                     namespace=self._namespace_name,
-                    service_account=w.name,
-                    bucket=w.model_cache.bucket,
+                    service_account=w.spec.name,
+                    bucket=w.model_cache.spec.bucket,
                     after=_waiting(self._waits.get("cluster", [])),
                 ),
                 opts=self._root(),
             )
             found += access.ready
-        if w.output is not None:
+        if w.spec.output is not None:
             found += ModelCacheAccess(
-                f"output-{w.name}",
+                f"output-{w.spec.name}",
                 ModelCacheAccessArgs(
                     project=project,
                     namespace=self._namespace_name,
-                    service_account=w.name,
-                    bucket=w.output.bucket,
+                    service_account=w.spec.name,
+                    bucket=w.spec.output.bucket,
                     access="writer",
                     after=_waiting(self._waits.get("cluster", [])),
                 ),
@@ -213,7 +217,10 @@ class GpuService(pulumi.ComponentResource):
         """The workload Secret's values: `secretEnv` from `secrets`, and the API key vLLM reads."""
         secrets = self._args.get("secrets", {})
         values = {
-            **{env: pulumi.Output.secret(secrets[key]) for env, key in self.workload.secret_env},
+            **{
+                env: pulumi.Output.secret(secrets[key])
+                for env, key in sorted(self.workload.spec.secret_env.items())
+            },
             **{env: value.output() for env, value in self.workload.secret_values},
         }
         if self.api_key is not None:
@@ -230,17 +237,17 @@ class GpuService(pulumi.ComponentResource):
         # The production marker the policy pack reads (cluster.production), never the stack name.
         labels = {PRODUCTION_LABEL: "true"} if cluster.production else {}
         service = LoadBalancerService(
-            f"service-{w.name}",
+            f"service-{w.spec.name}",
             LoadBalancerServiceArgs(
-                name=w.name,
+                name=w.spec.name,
                 namespace=self._namespace,
-                selector=gate_selector(w.name),
-                port=expose.port,
+                selector=gate_selector(w.spec.name),
+                port=expose.spec.port,
                 target_port=settings.port,
-                source_ranges=expose.source_ranges,
-                type=expose.type,
+                source_ranges=tuple(expose.spec.source_ranges),
+                type=expose.spec.type,
                 static_address=self._static_address(),
-                tls=expose.tls,
+                tls=expose.spec.tls,
                 labels=labels,
                 domain=expose.domain,
                 endpoints=expose.endpoints,
@@ -248,11 +255,11 @@ class GpuService(pulumi.ComponentResource):
             ),
             opts=self._k8s,
         )
-        certificate = self._certificate(service) if expose.tls else None
+        certificate = self._certificate(service) if expose.spec.tls else None
         ApiGate(
-            f"gate-{w.name}",
+            f"gate-{w.spec.name}",
             ApiGateArgs(
-                workload=w.name,
+                workload=w.spec.name,
                 namespace=self._namespace,
                 model_selector=workload.selector,
                 model_port=workload.port,
@@ -276,12 +283,14 @@ class GpuService(pulumi.ComponentResource):
         assert cluster.name is not None  # _problems
         return Site(
             project=self._args.get("project", ""),
-            gce_name=static_address_name(cluster.name, self.workload.name),
+            gce_name=static_address_name(cluster.name, self.workload.spec.name),
             backend_timeout_seconds=timeout_seconds,
             health_port=haproxy.HEALTH_PORT,
             health_path=haproxy.HEALTH_PATH,
             protect=cluster.deletion_protection,
-            source_ranges=self.workload.expose.source_ranges if self.workload.expose else (),
+            source_ranges=tuple(self.workload.expose.spec.source_ranges)
+            if self.workload.expose
+            else (),
             production=cluster.production,
         )
 
@@ -293,7 +302,7 @@ class GpuService(pulumi.ComponentResource):
         return StaticAddress(
             project=self._args.get("project", ""),
             region=self._args.get("region", ""),
-            name=static_address_name(cluster.name, w.name),
+            name=static_address_name(cluster.name, w.spec.name),
             subnetwork=cluster.subnetwork or cluster.network or DEFAULT_NETWORK,
             protect=cluster.deletion_protection,
         )
@@ -304,17 +313,17 @@ class GpuService(pulumi.ComponentResource):
         w, ca = self.workload, self._args.get("ca")
         if ca is None or w.expose is None:
             return None
-        ips, names = split_hosts(w.expose.hosts)
+        ips, names = split_hosts(w.expose.spec.hosts)
         return ServerCertificate(
-            f"cert-{w.name}",
+            f"cert-{w.spec.name}",
             ServerCertificateArgs(
                 ca_cert_pem=ca["cert_pem"],
                 ca_private_key_pem=ca["private_key_pem"],
-                common_name=w.name,
+                common_name=w.spec.name,
                 ip_addresses=service.reserved_address.apply(
                     lambda a, ips=ips: [a, *ips] if a else ips
                 ),
-                dns_names=[*names, *cluster_dns_names(w.name, self._namespace_name)],
+                dns_names=[*names, *cluster_dns_names(w.spec.name, self._namespace_name)],
             ),
             opts=self._root(),
         )

@@ -121,10 +121,10 @@ def _problems(args: GpuServiceArgs, resolved: Resolved) -> list[Problem]:
     secrets = args.get("secrets", {})
     found = [
         Problem(f"secrets.{key}", f"workload.secretEnv.{env} names it: add it to secrets.")
-        for env, key in w.secret_env
+        for env, key in sorted(w.spec.secret_env.items())
         if key not in secrets
     ]
-    if w.expose is not None and w.expose.tls and "ca" not in args:
+    if w.expose is not None and w.expose.spec.tls and "ca" not in args:
         found.append(Problem("ca", "workload.expose.tls needs a CA to sign its certificate."))
     reserves = w.expose is not None and w.expose.static_ip and cluster.mode != "existing"
     if reserves and cluster.name is None:

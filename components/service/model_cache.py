@@ -127,10 +127,10 @@ def fuse_mount_options(w: WorkloadConfig) -> str:
     """The bucket mount's options: read-mostly caching tuned for model loading, the file cache
     capped below its disk, and only the model's folder when one is named."""
     assert w.model_cache is not None
-    cache_mib = int(parse_memory(w.model_cache.file_cache_size) * FILE_CACHE_SHARE) // 2**20
+    cache_mib = int(parse_memory(w.model_cache.spec.file_cache_size) * FILE_CACHE_SHARE) // 2**20
     options = [*FUSE_MOUNT_OPTIONS, f"file-cache:max-size-mb:{cache_mib}"]
-    if w.model_cache.path:
-        options.append(f"only-dir:{w.model_cache.path}")
+    if w.model_cache.spec.path:
+        options.append(f"only-dir:{w.model_cache.spec.path}")
     return ",".join(options)
 
 
@@ -144,7 +144,7 @@ def model_cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
             "driver": FUSE_DRIVER,
             "readOnly": True,
             "volumeAttributes": {
-                "bucketName": w.model_cache.bucket,
+                "bucketName": w.model_cache.spec.bucket,
                 "mountOptions": fuse_mount_options(w),
                 # The pod starts without first listing the bucket (the reference deployment
                 # above); a missing grant then shows as a mount error on the pod.
@@ -154,7 +154,7 @@ def model_cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
     }
     claim = {
         "accessModes": ["ReadWriteOnce"],
-        "resources": {"requests": {"storage": w.model_cache.file_cache_size}},
+        "resources": {"requests": {"storage": w.model_cache.spec.file_cache_size}},
     }
     cache = {"name": FUSE_CACHE_VOLUME, "ephemeral": {"volumeClaimTemplate": {"spec": claim}}}
     return [bucket, cache]
@@ -164,16 +164,16 @@ def output_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
     """workloads[].output: the results bucket as a read-write CSI ephemeral volume. gcsfuse
     stages each file it writes and uploads it on close (its docs, "Semantics"); the sidecar's
     own staging volume is injected by GKE."""
-    if w.output is None:
+    if w.spec.output is None:
         return []
-    attributes = {"bucketName": w.output.bucket, "mountOptions": "implicit-dirs"}
+    attributes = {"bucketName": w.spec.output.bucket, "mountOptions": "implicit-dirs"}
     return [{"name": "output", "csi": {"driver": FUSE_DRIVER, "volumeAttributes": attributes}}]
 
 
 def reads_or_writes_a_bucket(w: WorkloadConfig) -> bool:
     """Whether its pods mount a bucket (modelCache, output): the FUSE sidecar and the workload's
     own Kubernetes service account, which Workload Identity lets use the bucket."""
-    return w.model_cache is not None or w.output is not None
+    return w.model_cache is not None or w.spec.output is not None
 
 
 def pod_annotations(mode: Mode, w: WorkloadConfig) -> dict[str, str]:

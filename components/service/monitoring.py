@@ -144,7 +144,7 @@ class StackMonitoring(pulumi.ComponentResource):
             if scales_on_metric(w):
                 continue  # its Autoscaler's PodMonitoring scrapes it
             pod_monitoring(
-                f"{name}-podmonitoring-{w.name}",
+                f"{name}-podmonitoring-{w.spec.name}",
                 w,
                 platform.namespace.name,
                 pulumi.ResourceOptions(parent=self, providers=[platform.cluster.provider]),

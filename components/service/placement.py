@@ -42,14 +42,14 @@ def node_selector(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
         # the class's node taint itself ("GKE will mutate any pod specifying a CC label in a
         # nodeSelector ... with a toleration for the CC node label", the same repository's
         # autoscaling/custom-compute-classes/vap/restrict-toleration.yaml).
-        return {COMPUTE_CLASS_LABEL: w.compute_class, **dict(w.node_selector)}
+        return {COMPUTE_CLASS_LABEL: w.compute_class, **dict(sorted(w.spec.node_selector.items()))}
     selector: dict[str, str] = {}
     pool = w.node_pool
     # GKE labels GPU nodes with their accelerator; other clusters use their own labels
     # (workloads[].nodeSelector), so the GKE label would match no node there.
     if w.gpu_type is not None and mode != "existing":
         selector[ACCELERATOR_LABEL] = w.gpu_type
-    if mode == "autopilot" and w.spot:
+    if mode == "autopilot" and w.spec.spot:
         selector[SPOT_LABEL] = "true"
     if mode == "autopilot" and w.driver_version is not None:
         # Autopilot installs the driver version a pod selects (GKE "choose driver version";
@@ -67,16 +67,16 @@ def node_selector(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
             selector[MAX_SHARED_CLIENTS_LABEL] = str(pool.sharing.max_clients_per_gpu)
         if pool.partition_size is not None:
             selector[GPU_PARTITION_SIZE_LABEL] = pool.partition_size
-    selector.update(dict(w.node_selector))
+    selector.update(dict(sorted(w.spec.node_selector.items())))
     return selector
 
 
 def tolerations(mode: Mode, w: WorkloadConfig) -> list[dict[str, str]]:
     """The GPU nodes' taint, and the Spot nodes' where the workload may run on Spot."""
-    if w.gpu_count == 0:
+    if w.spec.gpu.count == 0:
         return []
     result = [dict(t) for t in GPU_TOLERATIONS]
-    if (w.spot or any(c.spot for c in w.capacity)) and mode != "existing":
+    if (w.spec.spot or any(c.spot for c in w.capacity)) and mode != "existing":
         result.append(dict(SPOT_TOLERATION))
     return result
 
@@ -89,6 +89,6 @@ def zone_spread(w: WorkloadConfig) -> list[dict[str, Any]]:
             "maxSkew": 1,
             "topologyKey": ZONE_LABEL,
             "whenUnsatisfiable": "ScheduleAnyway",
-            "labelSelector": {"matchLabels": selector_labels(w.name)},
+            "labelSelector": {"matchLabels": selector_labels(w.spec.name)},
         }
     ]

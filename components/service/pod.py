@@ -76,7 +76,7 @@ def probes(w: WorkloadConfig) -> dict[str, Any]:
         "startupProbe": {
             **check,
             "periodSeconds": period,
-            "failureThreshold": max(1, w.probe.startup_seconds // period),
+            "failureThreshold": max(1, w.probe.spec.startup_seconds // period),
         },
         "readinessProbe": {**check, "periodSeconds": period, "failureThreshold": 3},
         "livenessProbe": {**check, "periodSeconds": 20, "failureThreshold": 3},
@@ -87,18 +87,18 @@ def secret_env_names(w: WorkloadConfig) -> list[str]:
     """Env vars read from the workload's Secret: `secretEnv` keys, env values from `secure:` and
     the generated API key (VLLM_API_KEY, components/service/apikey.py)."""
     api_key = {API_KEY_ENV} if w.api_key else set()
-    return sorted({k for k, _ in w.secret_env} | {k for k, _ in w.secret_values} | api_key)
+    return sorted({*w.spec.secret_env} | {k for k, _ in w.secret_values} | api_key)
 
 
 def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> dict[str, Any]:
     """The workload's one container: image, resources, sandbox, mounts, probes, command, env."""
     container: dict[str, Any] = {
-        "name": w.name,
-        "image": w.image,
+        "name": w.spec.name,
+        "image": w.spec.image,
         "resources": container_resources(w),
         "securityContext": {
             **container_security_context(),
-            "readOnlyRootFilesystem": w.read_only_root_filesystem,
+            "readOnlyRootFilesystem": w.spec.read_only_root_filesystem,
         },
         "volumeMounts": container_mounts(w),
         **probes(w),
@@ -106,29 +106,29 @@ def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> 
     # Config from outside the stack file (an ESC environment, --config-file) may hold a secret
     # in any leaf of a secret key: fail closed on the free-text ones too (config/source.py).
     text = pulumi.Output.secret if w.secret_args else str
-    if w.command:
-        container["command"] = [text(c) for c in w.command]
+    if w.spec.command:
+        container["command"] = [text(c) for c in w.spec.command]
     if w.args:
         container["args"] = [text(a) for a in w.args]
     env = container_env(w, secret_name)
     if env:
         container["env"] = env
-    if w.port is not None:
-        container["ports"] = [{"name": "http", "containerPort": w.port}]
+    if w.spec.port is not None:
+        container["ports"] = [{"name": "http", "containerPort": w.spec.port}]
     return container
 
 
 def container_resources(w: WorkloadConfig) -> dict[str, Any]:
     """Requests as configured; limits on memory and the GPUs."""
     limits: dict[str, str] = {"memory": w.memory} if w.memory else {}
-    if w.gpu_count:
-        limits[GPU_RESOURCE] = str(w.gpu_count)
+    if w.spec.gpu.count:
+        limits[GPU_RESOURCE] = str(w.spec.gpu.count)
     requests = {
         k: v
         for k, v in (
             ("cpu", w.cpu),
             ("memory", w.memory),
-            ("ephemeral-storage", w.ephemeral_storage),
+            ("ephemeral-storage", w.spec.resources.ephemeral_storage),
         )
         if v
     }
@@ -151,23 +151,23 @@ def container_mounts(w: WorkloadConfig) -> list[dict[str, Any]]:
         {"name": "dshm", "mountPath": SHM_PATH},
         *writable_mounts(w),
     ]
-    if w.cache is not None:
-        mounts.append({"name": "cache", "mountPath": w.cache.path})
-    if w.storage is not None:
-        mounts.append({"name": "data", "mountPath": w.storage.mount_path})
+    if w.spec.cache is not None:
+        mounts.append({"name": "cache", "mountPath": w.spec.cache.path})
+    if w.spec.storage is not None:
+        mounts.append({"name": "data", "mountPath": w.spec.storage.mount_path})
     if w.model_cache is not None:
         mounts.append({"name": "model", "mountPath": w.model_cache.mount_path, "readOnly": True})
-    if w.output is not None:
-        mounts.append({"name": "output", "mountPath": w.output.mount_path})
+    if w.spec.output is not None:
+        mounts.append({"name": "output", "mountPath": w.spec.output.mount_path})
     return mounts
 
 
 def cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
     """The cache as a generic ephemeral volume: a PVC made and deleted with each pod
     (kubernetes.io/docs/concepts/storage/ephemeral-volumes/#generic-ephemeral-volumes)."""
-    if w.cache is None:
+    if w.spec.cache is None:
         return []
-    claim = claim_spec(w.cache.size, w.cache.storage_class)
+    claim = claim_spec(w.spec.cache.size, w.spec.cache.storage_class)
     return [{"name": "cache", "ephemeral": {"volumeClaimTemplate": {"spec": claim}}}]
 
 
@@ -175,14 +175,14 @@ def home(w: WorkloadConfig) -> str:
     """HOME: the cache disk when there is one (vLLM, Triton, FlashInfer and CUDA write their
     caches under ~, and on Autopilot an emptyDir counts against the pod's 1 GiB default
     ephemeral-storage request), else an emptyDir of its own."""
-    return w.cache.path if w.cache is not None else HOME_PATH
+    return w.spec.cache.path if w.spec.cache is not None else HOME_PATH
 
 
 def writable_mounts(w: WorkloadConfig) -> list[dict[str, str]]:
     """What stays writable under a read-only root filesystem: /tmp, and HOME unless it is the
     cache disk or the workload sets HOME itself."""
     mounts = [{"name": TMP_VOLUME, "mountPath": TMP_PATH}]
-    if mounts_home(w.cache is not None, _set_env(w)):
+    if mounts_home(w.spec.cache is not None, _set_env(w)):
         mounts.append({"name": HOME_VOLUME, "mountPath": HOME_PATH})
     return mounts
 
@@ -216,9 +216,9 @@ def runtime_env(w: WorkloadConfig) -> list[dict[str, str]]:
       weights land. VLLM_CONFIG_ROOT (usage stats, ~/.config/vllm, envs.py lines 684-689) and
       VLLM_RPC_BASE_PATH (tempfile.gettempdir(), envs.py line 711) land in HOME and /tmp."""
     given = _set_env(w)
-    cache_root = w.cache.path if w.cache is not None else f"{HOME_PATH}/.cache"
+    cache_root = w.spec.cache.path if w.spec.cache is not None else f"{HOME_PATH}/.cache"
     wanted = [("HOME", home(w)), ("USER", RUN_AS_NAME), ("XDG_CACHE_HOME", cache_root)]
-    if is_vllm_image(w.image) and "XDG_CACHE_HOME" not in given:
+    if is_vllm_image(w.spec.image) and "XDG_CACHE_HOME" not in given:
         wanted += [
             ("HF_HOME", f"{cache_root}/huggingface"),
             ("VLLM_CACHE_ROOT", f"{cache_root}/vllm"),
@@ -248,7 +248,7 @@ def pod_spec(
         spec["nodeSelector"] = selector
     if reads_or_writes_a_bucket(w):
         # Its own service account, which Workload Identity lets use the bucket (ModelCacheAccess).
-        spec["serviceAccountName"] = w.name
+        spec["serviceAccountName"] = w.spec.name
     kind = slices.kind_of(w)
     if w.max_replicas > 1 and kind.holds_replicas:
         spec["topologySpreadConstraints"] = zone_spread(w)
@@ -261,7 +261,7 @@ def pod_template(
     mode: Mode, w: WorkloadConfig, secret_name: pulumi.Input[str] | None
 ) -> dict[str, Any]:
     """The pod template of the Deployment, StatefulSet or Job: labels, annotations, spec."""
-    metadata: dict[str, Any] = {"labels": workload_labels(w.name)}
+    metadata: dict[str, Any] = {"labels": workload_labels(w.spec.name)}
     if pod_annotations(mode, w):
         metadata["annotations"] = pod_annotations(mode, w)
     return {"metadata": metadata, "spec": pod_spec(mode, w, secret_name)}

@@ -38,16 +38,16 @@ def host(workload: str, namespace: str) -> str:
 def http_scaled_object_spec(
     w: WorkloadConfig, namespace: str, service: str, generation_seconds: int
 ) -> dict[str, Any]:
-    scale = w.autoscale
-    assert scale is not None and sleeps(w) and w.port is not None
+    scale = w.spec.autoscale
+    assert scale is not None and sleeps(w) and w.spec.port is not None
     return {
-        "hosts": [host(w.name, namespace)],
+        "hosts": [host(w.spec.name, namespace)],
         "scaleTargetRef": {
             "apiVersion": "apps/v1",
-            "kind": w.kind,
-            "name": w.name,
+            "kind": w.spec.kind,
+            "name": w.spec.name,
             "service": service,
-            "port": w.port,
+            "port": w.spec.port,
         },
         "replicas": {"min": 0, "max": scale.max_replicas},
         "scaledownPeriod": scale.idle_seconds,
@@ -67,7 +67,7 @@ def http_scaled_object_spec(
 def gate_timeout_seconds(w: WorkloadConfig, generation_seconds: int) -> int:
     """The gate's `timeout server`: the longest the interceptor can be silent on one request,
     holding it (the wake timeout) and then waiting for the replica's headers, plus a margin."""
-    scale = w.autoscale
+    scale = w.spec.autoscale
     assert scale is not None
     return (
         keda_drain.held_seconds(scale.wake_timeout_seconds, generation_seconds)
@@ -107,7 +107,11 @@ class ScaleToZero(pulumi.ComponentResource):
             api_version=API_VERSION,
             kind=KIND,
             metadata=manifest(
-                {"name": w.name, "namespace": args.namespace, "labels": workload_labels(w.name)}
+                {
+                    "name": w.spec.name,
+                    "namespace": args.namespace,
+                    "labels": workload_labels(w.spec.name),
+                }
             ),
             spec=spec,
             opts=pulumi.ResourceOptions(parent=self, depends_on=args.after),

@@ -62,12 +62,16 @@ class GpuWorkload(pulumi.ComponentResource):
         super().__init__("gke-gpu:index:GpuWorkload", name, None, opts)
         w = args.workload
         kind = slices.kind_of(w)
-        pods = selector_labels(w.name)
+        pods = selector_labels(w.spec.name)
         # What serves requests (the model's Service, the gate's NetworkPolicy): a group's leaders
         # only; the egress policy and the disruption budget cover every pod.
         self.selector = kind.serving_selector(pods)
-        self.port = w.port
-        metadata = {"name": w.name, "namespace": args.namespace, "labels": workload_labels(w.name)}
+        self.port = w.spec.port
+        metadata = {
+            "name": w.spec.name,
+            "namespace": args.namespace,
+            "labels": workload_labels(w.spec.name),
+        }
         secret_name = self._secret(name, args, metadata)
         self.secret_name = pulumi.Output.from_input(None) if secret_name is None else secret_name
         template = pod_template(args.mode, w, secret_name)
@@ -105,7 +109,7 @@ class GpuWorkload(pulumi.ComponentResource):
             raise ValueError(f"GpuWorkloadArgs.secret_values lacks {missing}")
         secret = k8s.core.v1.Secret(
             f"{name}-secret",
-            metadata=manifest({**metadata, "name": f"{w.name}-env"}),
+            metadata=manifest({**metadata, "name": f"{w.spec.name}-env"}),
             type="Opaque",
             string_data={k: pulumi.Output.secret(values[k]) for k in secret_env_names(w)},
             opts=pulumi.ResourceOptions(parent=self),
@@ -117,7 +121,7 @@ class GpuWorkload(pulumi.ComponentResource):
     ) -> list[pulumi.Resource]:
         """A model cache is read as the workload's own Kubernetes service account (Workload
         Identity is granted to it by name); its pods are admitted only once the account exists."""
-        if w.model_cache is None and w.output is None:
+        if w.model_cache is None and w.spec.output is None:
             return []
         account = k8s.core.v1.ServiceAccount(
             f"{name}-serviceaccount",
@@ -138,7 +142,7 @@ class GpuWorkload(pulumi.ComponentResource):
             return
         k8s.networking.v1.NetworkPolicy(
             f"{name}-egress",
-            metadata=manifest({**metadata, "name": f"{w.name}-egress"}),
+            metadata=manifest({**metadata, "name": f"{w.spec.name}-egress"}),
             spec=manifest(egress.egress_policy_spec(pods, rules)),
             opts=pulumi.ResourceOptions(parent=self),
         )

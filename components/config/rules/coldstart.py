@@ -15,7 +15,7 @@ from pydantic.alias_generators import to_camel
 from ...facts import allocatable, pins
 from .. import formats
 from ..context import Context
-from ..model import ModelCache, NodePoolConfig, WorkloadConfig
+from ..model import ModelCache, WorkloadConfig
 from ..problems import Problem
 from ..schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
 from ..sleep import scales_on_metric, sleeps
@@ -382,10 +382,10 @@ def advisories(workloads: tuple[WorkloadConfig, ...]) -> list[str]:
     """Workloads whose image a streaming pool cannot stream: it is downloaded whole instead."""
     found = []
     for w in workloads:
-        pool: NodePoolConfig | None = w.node_pool
-        if pool is None or not pool.image_streaming or in_artifact_registry(w.image):
+        name, image, pool = w.spec.name, w.spec.image, w.node_pool
+        if pool is None or not pool.image_streaming or in_artifact_registry(image):
             continue
-        host = registry_host(w.image)
+        host = registry_host(image)
         hub = (
             " Google's page lists public Docker Hub images as eligible in some editions; "
             "mirroring to Artifact Registry (a remote repository works) makes it certain."
@@ -393,7 +393,7 @@ def advisories(workloads: tuple[WorkloadConfig, ...]) -> list[str]:
             else ""
         )
         found.append(
-            f"workloads {w.name}: node pool {pool.name} streams images, but {w.image} is pulled "
+            f"workloads {name}: node pool {pool.name} streams images, but {image} is pulled "
             f"from {host}, not Artifact Registry (LOCATION-docker.pkg.dev/...); GKE streams only "
             f"Artifact Registry images and downloads the rest whole, as without streaming.{hub}"
         )

@@ -245,7 +245,7 @@ def auto_provisioning_limits(
     for w in workloads:
         if not w.capacity:
             continue
-        nodes = (1 if w.kind == "Job" else w.max_replicas) + 1  # a node per pod, and a spare
+        nodes = (1 if w.spec.kind == "Job" else w.max_replicas) + 1  # a node per pod, and a spare
         shapes = [catalog.machine_for(c.gpu_type, c.gpu_count, c.machine_type) for c in w.capacity]
         cpu += nodes * max(m.vcpus for m in shapes if m is not None)
         memory += nodes * max(math.ceil(m.memory_gb) for m in shapes if m is not None)

@@ -18,7 +18,7 @@ from typing import Literal
 from ...facts import allocatable, catalog
 from ...facts.allocatable import Resources
 from .. import formats
-from ..model import NodePoolConfig, WorkloadConfig
+from ..model import NodePoolConfig
 from ..problems import Problem
 from ..schema import Mode, NodePoolSpec, WorkloadSpec
 from .coldstart import FUSE_SIDECAR_MEMORY_BYTES, FUSE_SIDECAR_MILLICORES
@@ -69,7 +69,7 @@ def pods(w: WorkloadSpec) -> int:
     return (w.autoscale.max_replicas if w.autoscale is not None else w.replicas) * w.hosts
 
 
-def sidecar(w: WorkloadSpec | WorkloadConfig) -> Resources:
+def sidecar(w: WorkloadSpec) -> Resources:
     """What GKE injects next to each pod of the workload: the Cloud Storage FUSE sidecar's
     requests when it reads a model cache or writes an output bucket (rules/coldstart.py has the
     source), else nothing."""

@@ -697,8 +697,11 @@ def test_the_plan_says_the_collectors_reach_the_whole_port_not_only_metrics() ->
         for line in summary.exposure_lines(config, config.workloads[0])
         if "reaches the model server directly" in line
     ]
-    assert "collector pods (gmp-system) to port 8000, which serves the API as well as /metrics" in (
-        line
+    assert (
+        "collector pods (gmp-system), to port 8000, which serves the API as well as /metrics"
+        in (line)
+        and "directly: no client;" in line
+        and "nothing" not in line
     ), (
         "a NetworkPolicy admits a port, not a path: the plan must not promise that the collectors "
         f"reach /metrics alone: {line}"

@@ -254,7 +254,10 @@ def test_the_plan_says_only_the_ranges_get_through_cloud_armor_and_that_it_costs
     ranges = ", ".join(RANGES)
     assert f"from {ranges} only (Cloud Armor; others 403)" in text
     assert f"1 allow rule(s) (at most 10 ranges each) for {ranges}" in text
-    assert "Cloud Armor Standard bills per policy, per rule (2 here) and per request" in text
+    assert (
+        "Cloud Armor Standard bills per policy, per rule (2 here, the default rule included) and "
+        "per request" in text
+    )
     assert "gkeGpuCloudArmor" in text, "the plan names the role the policy needs"
     assert all(ipaddress.ip_network(r) for r in RANGES)
     assert DOMAIN in text
@@ -272,3 +275,16 @@ def test_the_plan_says_when_the_ranges_admit_everyone_that_cloud_armor_filters_n
     ), "a policy that admits every address must not read as a restriction"
     assert "others 403" not in text and "every other address gets 403" not in text, text
     assert "so the policy filters nothing" in text, "the policy's own line says so too"
+
+
+def test_the_gateways_address_and_certificate_record_are_marked_as_made_up(tmp_path: Path) -> None:
+    # Found by a new user's review: they carried no star, and the CNAME read as one to create.
+    from tests import shared
+
+    printed = shared.main(["gateway-prod", "--stack-file", str(EXAMPLE)], tmp_path).out
+    outputs = {line.split(" = ")[0].strip(): line for line in printed.splitlines() if " = " in line}
+    for name in ("externalIp", "dnsRecords"):
+        assert outputs[name].endswith(" *"), (
+            f"{outputs[name]!r}: the offline plan made this value up (docs/offline-plan.md: a star "
+            "marks it); a user must not put it in their DNS"
+        )

@@ -152,7 +152,10 @@ def test_summary_shows_pools_workloads_and_outputs(tmp_path: Path) -> None:
         "from 203.0.113.0/24" in printed
     )
     assert "requires the key on every request" in printed and "Dataplane V2 enforces it" in printed
-    assert "reaches the model server directly: nothing" in printed
+    assert (
+        "reaches the model server directly: no client; NetworkPolicy admits only the gate and "
+        in (printed)
+    ), "the collector pods reach the server's port too: the plan must not say nothing does"
     assert 'url = "https://203.0.113.20" *' in printed, (
         "computed outputs carry a star (the reserved address)"
     )

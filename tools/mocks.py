@@ -25,6 +25,11 @@ STATIC_INTERNAL_IP = "10.128.0.20"
 # The DNS-based control-plane endpoint's domain ("Ex: uid.us-central1.gke.goog", GKE API reference
 # ControlPlaneEndpointsConfig.DNSEndpointConfig.endpoint).
 DNS_ENDPOINT_DOMAIN = "gke.goog"
+# A documentation address (RFC 5737) for a Gateway's reserved global address (expose.domain).
+GLOBAL_IP = "203.0.113.30"
+# The made-up part of the CNAME Certificate Manager asks for (_dns_authorization): its real value
+# comes with the DNS authorization.
+AUTHORIZE_RECORD = ".1.authorize.certificatemanager.goog."
 # Every value the mock makes up for what the cloud computes; the plan marks outputs holding one.
 MOCKED_VALUES = (
     LOAD_BALANCER_IP,
@@ -33,6 +38,8 @@ MOCKED_VALUES = (
     INTERNAL_LOAD_BALANCER_IP,
     STATIC_INTERNAL_IP,
     DNS_ENDPOINT_DOMAIN,
+    GLOBAL_IP,
+    AUTHORIZE_RECORD,
     "MOCK-",  # the body of every stand-in PEM block (_pem)
 )
 # A stand-in CA certificate (base64 of a PEM header): real value comes from GKE at create time.
@@ -153,10 +160,6 @@ def _address(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any]]
     return address_id, {**inputs, "address": address}
 
 
-# A documentation address (RFC 5737) for a Gateway's reserved global address (expose.domain).
-GLOBAL_IP = "203.0.113.30"
-
-
 def _global_address(inputs: dict[str, Any], project: str) -> tuple[str, dict[str, Any]]:
     address_id = f"projects/{project}/global/addresses/{inputs.get('name')}"
     return address_id, {**inputs, "address": GLOBAL_IP}
@@ -170,7 +173,7 @@ def _dns_authorization(inputs: dict[str, Any], project: str) -> tuple[str, dict[
     record = {
         "name": f"_acme-challenge.{domain}.",
         "type": "CNAME",
-        "data": f"{_short_hash(str(domain))}.1.authorize.certificatemanager.goog.",
+        "data": f"{_short_hash(str(domain))}{AUTHORIZE_RECORD}",
     }
     auth_id = f"projects/{project}/locations/global/dnsAuthorizations/{inputs.get('name')}"
     return auth_id, {**inputs, "dnsResourceRecords": [record]}

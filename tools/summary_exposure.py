@@ -34,16 +34,19 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     scheme = "HTTPS" if e.spec.tls else "plain HTTP (expose.tls: false: keys and prompts in clear)"
     where = slices.exposure_of(e, w.spec.name).where_words(e, config.namespace)
     lines = [f"            exposed: {scheme}, {where}", *_gate_lines(config, w, e)]
-    metrics = (
-        f", Managed Prometheus' collector pods (gmp-system) to port {w.spec.port}, which serves "
-        "the API as well as /metrics (a NetworkPolicy cannot filter paths)"
-        if w in scraped(config)
-        else ""
-    )
     front = "KEDA's interceptor (the gate forwards through it)" if sleeps(w) else "the gate"
+    if w in scraped(config):
+        # Not "nothing": the collector pods reach the API on the port /metrics shares.
+        lines.append(
+            f"            reaches the model server directly: no client; NetworkPolicy admits only "
+            f"{front} and Managed Prometheus' collector pods (gmp-system), to port {w.spec.port}, "
+            f"which serves the API as well as /metrics (a NetworkPolicy cannot filter paths); "
+            f"{enforced}"
+        )
+        return lines
     lines.append(
         f"            reaches the model server directly: nothing (NetworkPolicy admits only "
-        f"{front}{metrics}; {enforced})"
+        f"{front}; {enforced})"
     )
     return lines
 

@@ -113,7 +113,8 @@ def plan_lines(ranges: tuple[str, ...]) -> list[str]:
         f"            source ranges: Cloud Armor backend security policy on the Gateway's "
         f"backend: {rules} allow rule(s) (at most {RANGES_PER_RULE} ranges each) for "
         f"{', '.join(ranges)}; {others}",
-        f"            cost: Cloud Armor Standard bills per policy, per rule ({rules + 1} here) and "
-        "per request (cloud.google.com/armor/docs/managed-protection-overview); not in this "
+        f"            cost: Cloud Armor Standard bills per policy, per rule ({rules + 1} here, the "
+        "default rule included) and per request "
+        "(cloud.google.com/armor/docs/managed-protection-overview); not in this "
         "plan's total: see cloud.google.com/armor/pricing",
     ]

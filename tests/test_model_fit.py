@@ -48,13 +48,43 @@ def test_70b_in_bf16_on_four_l4_is_refused_with_shapes_that_fit() -> None:
 
 def test_8b_on_one_l4_fits() -> None:
     assert not _fit_problems(
+        args=["meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"],
+        gpu={"type": "nvidia-l4", "count": 1},
+    )
+
+
+def test_without_max_model_len_the_models_own_context_must_fit_and_the_fix_is_named() -> None:
+    # Found by a new user's review: vLLM's max_model_len defaults to the model's context (131,072
+    # tokens for Llama 3.1), and vLLM exits at start when one such sequence does not fit.
+    (problem,) = _fit_problems(
         args=["meta-llama/Llama-3.1-8B-Instruct"], gpu={"type": "nvidia-l4", "count": 1}
     )
+    assert problem.startswith("workloads[0].args: has no --max-model-len"), problem
+    assert "its own context of 131,072 tokens" in problem and "17 GB" in problem, problem
+    fitting = int(problem.split("Add --max-model-len ")[1].split()[0])
+    assert 4096 <= fitting < 131072 and fitting % 1024 == 0, (
+        f"the refusal names a length that fits ({fitting}): the user copies it into args"
+    )
+    assert not _fit_problems(
+        args=["meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", str(fitting)],
+        gpu={"type": "nvidia-l4", "count": 1},
+    ), "the length the refusal names is accepted"
+    assert not _fit_problems(
+        args=["meta-llama/Llama-3.1-8B-Instruct"], gpu={"type": "nvidia-h100-80gb", "count": 1}
+    ), "on an 80 GB GPU the full context fits: no flag needed"
 
 
 def test_a_quantization_flag_shrinks_the_weights_the_check_counts() -> None:
     assert not _fit_problems(
-        args=["meta-llama/Llama-3.1-70B-Instruct", "-tp", "4", "--quantization", "fp8"],
+        args=[
+            "meta-llama/Llama-3.1-70B-Instruct",
+            "-tp",
+            "4",
+            "--quantization",
+            "fp8",
+            "--max-model-len",
+            "8192",
+        ],  # fmt: skip
         gpu={"type": "nvidia-l4", "count": 4},
     ), "70B in FP8 (71 GB) fits 4 x L4 (86 GB usable)"
 

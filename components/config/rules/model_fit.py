@@ -32,9 +32,11 @@ BYTES = {
 }  # fmt: skip
 DEFAULT_UTILIZATION = 0.9  # vLLM's --gpu-memory-utilization default
 FLOOR_TOKENS = 4096
-"""The KV floor's sequence when --max-model-len is unset (the model's own context would be
-vLLM's; 4,096 keeps a long-context model on a small GPU from being refused for a default the user
-can lower)."""
+"""The KV floor's sequence when --max-model-len is unset: whether the model fits at all. A model
+of the table is then also checked at its own context, vLLM's max_model_len when the flag is
+unset: vLLM exits at start when one sequence of it does not fit ("To serve at least one request
+with the model's max seq len ...", vllm/v1/core/kv_cache_utils.py
+check_enough_kv_cache_memory), so that is refused with the longest --max-model-len that fits."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,10 @@ class Need:
     kv: float
     tokens: int
     utilization: float
+    kv_per_token: float = 0.0
+    context: int = 0
+    """--max-model-len is unset and the table knows the model: its own context, vLLM's default
+    max_model_len (0 otherwise)."""
 
     @property
     def total(self) -> float:
@@ -82,13 +88,14 @@ def need(w: WorkloadSpec) -> Need | None:
     parameters = w.model.parameters if w.model is not None else size.parameters if size else 0
     length = flags.get("--max-model-len", "")
     tokens = int(length) if length.isdigit() else FLOOR_TOKENS
+    context = size.context if size is not None and not length.isdigit() else 0
     kv_bytes = 1.0 if flags.get("--kv-cache-dtype", "").startswith("fp8") else 2.0
-    kv = size.kv_bytes_per_token(kv_bytes) * tokens if size is not None else 0.0
+    per_token = size.kv_bytes_per_token(kv_bytes) if size is not None else 0.0
     utilization = flags.get("--gpu-memory-utilization", "")
     share = float(utilization) if utilization.replace(".", "", 1).isdigit() else None
     return Need(
-        model or "the model", dtype, parameters * BYTES[dtype], kv, tokens,
-        share if share and 0 < share <= 1 else DEFAULT_UTILIZATION,
+        model or "the model", dtype, parameters * BYTES[dtype], per_token * tokens, tokens,
+        share if share and 0 < share <= 1 else DEFAULT_UTILIZATION, per_token, context,
     )  # fmt: skip
 
 
@@ -107,9 +114,10 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if found is None or catalog.GPU_TYPES[w.gpu.type].memory_gb == 0:
         return
     have = _usable(w.gpu.type, w.gpu.count, w.hosts, found.utilization)
-    if found.total <= have:
-        return
     group = f"{w.hosts} x " if w.hosts > 1 else ""
+    if found.total <= have:
+        yield from _context_problems(i, w, found, have, group)
+        return
     yield Problem(
         f"workloads[{i}].gpu",
         f"{found.model} in {found.dtype} needs about {_gb(found.weights)} of weights plus "
@@ -123,6 +131,26 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
         f"{found.utilization}: vLLM would run out of memory loading it. Shapes that fit: "
         + "; ".join(shapes(w, found, ctx.mode == "autopilot"))
         + ".",
+    )
+
+
+def _context_problems(
+    i: int, w: WorkloadSpec, found: Need, have: float, group: str
+) -> Iterator[Problem]:
+    """Without --max-model-len, one sequence of the model's own context must fit too."""
+    full = found.weights + found.kv_per_token * found.context
+    if not found.context or full <= have:
+        return
+    fitting = int((have - found.weights) / found.kv_per_token) // 1024 * 1024
+    yield Problem(
+        f"workloads[{i}].args",
+        f"has no --max-model-len, so vLLM serves {found.model} at its own context of "
+        f"{found.context:,} tokens, whose KV cache ({_gb(full - found.weights)}) does not fit "
+        f"beside {_gb(found.weights)} of weights in the {_gb(have)} {group}{w.gpu.count} x "
+        f"{w.gpu.type} give at --gpu-memory-utilization {found.utilization}: vLLM would exit at "
+        'start ("To serve at least one request with the model\'s max seq len ..."). Add '
+        f"--max-model-len {fitting} or less (about the most that fits; activations take some "
+        "memory too), or give it GPUs with more memory.",
     )
 
 

@@ -145,3 +145,22 @@ def test_a_cache_on_a_hyperdisk_class_loads_on_a_hyperdisk_only_machine() -> Non
 def test_a_cache_on_the_default_class_still_loads_on_l4() -> None:
     problems = _problems(_stack("nvidia-l4", 1, cache={"size": "30Gi"}))
     assert not problems, f"G2 attaches Persistent Disk volumes: {problems}"
+
+
+def test_a_b200_on_autopilot_has_a_way_out_that_no_message_sends_in_a_circle() -> None:
+    # Found by a new user's review: the cache refusal said "or remove cache", and without a cache
+    # the Autopilot rule asked for one, even with resources.ephemeralStorage set.
+    from tests.conftest import vllm_workload_problems
+
+    b200 = {"type": "nvidia-b200", "count": 1}
+    (cache,) = [
+        p for p in vllm_workload_problems(gpu=b200, cache={"size": "300Gi"}) if "storageClass" in p
+    ]
+    assert "or remove cache" not in cache and "resources.ephemeralStorage" in cache, cache
+    scratch = vllm_workload_problems(gpu=b200, resources={"ephemeralStorage": "300Gi"})
+    assert not [p for p in scratch if ".cache" in p.split(":")[0]], (
+        f"ephemeralStorage holds the weights in the container's filesystem: {scratch}"
+    )
+    assert [p for p in vllm_workload_problems(gpu=b200) if p.startswith("workloads[0].cache")], (
+        "with neither, the 1 GiB default still evicts the download"
+    )

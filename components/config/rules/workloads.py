@@ -86,6 +86,7 @@ def basic_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
         mode == "autopilot"
         and w.cache is None
         and w.model_cache is None
+        and w.resources.ephemeral_storage is None
         and formats.is_vllm_image(w.image)
     ):
         yield Problem(
@@ -93,7 +94,8 @@ def basic_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             "the model server downloads its weights into the container's "
             "filesystem, and Autopilot requests 1 GiB of ephemeral storage for it by default "
             "(autopilot-resource-requests): the pod would be evicted mid-download. Add "
-            "cache: {size: 30Gi} (a per-pod disk for the weights).",
+            "cache: {size: 30Gi} (a per-pod disk for the weights), or request the space in the "
+            "container's filesystem with resources.ephemeralStorage.",
         )
     if w.storage is not None and w.kind != "StatefulSet":
         yield Problem(
@@ -268,6 +270,7 @@ def cache_disk_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Probl
         f"is {named} (a Persistent Disk class), and the {', '.join(hyperdisk_only)} "
         "machines attach only Hyperdisk volumes, so the cache disk would never attach. Set it "
         "to a StorageClass with parameters.type: hyperdisk-balanced (create one as in GKE's "
-        "https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/hyperdisk), "
-        "or remove cache.",
+        "https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/hyperdisk; "
+        "it must exist before the pods start), or replace cache with "
+        "resources.ephemeralStorage (space in the container's filesystem, on the node's own disk).",
     )

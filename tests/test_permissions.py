@@ -415,3 +415,17 @@ def test_the_plan_warns_of_broad_grants_only_for_stacks_ci_deploys(tmp_path: Pat
     assert "needs broad grants" not in text, (
         "a stack file no workflow deploys is someone's own `pulumi up`: no CI warning"
     )
+
+
+def test_the_plans_iam_section_names_every_role_the_guide_grants_always() -> None:
+    # Found by a new user's review: delivery.md grants roles/compute.viewer "always", and the
+    # plan's iam section, which says what the deploy identity needs, never named it.
+    guide = (ROOT / "docs" / "delivery.md").read_text()
+    always = re.findall(r"^\| `(roles/[a-zA-Z.]+)` \| project \| always \|", guide, re.MULTILINE)
+    printed = render.summary(shared.render("dev"))
+    iam = printed[printed.index("  iam  ") :]
+    missing = [role for role in always if role not in iam]
+    assert always and not missing, (
+        f"{missing}: the guide grants these on every project, and the plan's iam section does not "
+        "say so: a user who grants what the plan lists fails at the first refresh"
+    )

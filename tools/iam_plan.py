@@ -59,7 +59,8 @@ def summary_lines(recording: Recording, deployment: Deployment | None = None) ->
     """The plan's `iam` section: one line per role and scope the deploy identity needs, and, for
     a stack CI deploys (tools.stacks.ci_deployment), a warning for each broad grant."""
     lines = [
-        "  iam       the deploy identity needs, besides the state bucket and the KMS key "
+        "  iam       the deploy identity needs, besides the state bucket, the KMS key and "
+        "roles/compute.viewer on the project (reads of networks, zones and machine types) "
         "(docs/delivery.md, 4. Identities):"
     ]
     needs = required(recording, deployment)

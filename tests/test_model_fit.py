@@ -132,3 +132,35 @@ def test_model_parameters_read_the_same_as_yaml_1_1_and_1_2_write_them() -> None
             assert any("60 GB of weights" in p for p in error.problems), (written, error.problems)
         else:
             raise AssertionError(f"parameters {written!r}: 60 GB of bf16 weights on one L4")
+
+
+def test_a_gated_model_without_a_token_is_an_advisory() -> None:
+    # Found by a new user's review: Llama 3.1 without HF_TOKEN rendered clean, and its pods would
+    # fail their download (the Hub serves meta-llama models only to accounts that accepted them).
+    args = ["meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
+    bare = _loaded(args=args)
+    assert any("gated" in a and "HF_TOKEN" in a for a in bare.advisories), bare.advisories
+    raw = {
+        "hfToken": "a token",
+        "cluster": {"mode": "autopilot"},
+        "workloads": [
+            {
+                "name": "llm",
+                "image": "vllm/vllm-openai:v0.29.0",
+                "gpu": {"type": "nvidia-l4", "count": 1},
+                "cache": {"size": "40Gi"},
+                "args": args,
+                "secretEnv": {"HF_TOKEN": "hfToken"},
+            }
+        ],
+    }
+    with_token = load(
+        raw,
+        project="acme-ml-test",
+        region="us-central1",
+        stack="t",
+        secret_keys=frozenset({"hfToken"}),
+    )
+    assert not [a for a in with_token.advisories if "gated" in a], with_token.advisories
+    open_model = _loaded(args=["Qwen/Qwen2.5-0.5B-Instruct"])
+    assert not [a for a in open_model.advisories if "gated" in a], "an open model needs no token"

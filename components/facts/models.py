@@ -66,3 +66,12 @@ MODELS: dict[str, ModelSize] = {
 
 def source(model: str) -> str:
     return HF.format(model)
+
+
+# Models the Hugging Face Hub serves only to an account that accepted their license: every
+# meta-llama repository ("You need to agree to share your contact information to access this
+# model", huggingface.co/meta-llama/Meta-Llama-3.1-8B). A download without a token of such an
+# account fails.
+GATED_ORGANIZATIONS = ("meta-llama/",)
+# Where huggingface_hub (which vLLM downloads with) reads a token from the environment.
+TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")

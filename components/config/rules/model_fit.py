@@ -198,7 +198,8 @@ def _other_types(gpu: str, found: Need, autopilot: bool) -> Iterable[str]:
 
 
 def advisories(workloads: Iterable[tuple[int, WorkloadSpec]]) -> list[str]:
-    """A vLLM server whose model neither the table nor `model:` describes: unchecked, said so."""
+    """A vLLM server whose model neither the table nor `model:` describes: unchecked, said so;
+    a gated model downloaded with no token: said so."""
     found = []
     for i, w in workloads:
         if not formats.is_vllm_image(w.image) or w.gpu.type not in catalog.GPU_TYPES:
@@ -210,4 +211,18 @@ def advisories(workloads: Iterable[tuple[int, WorkloadSpec]]) -> list[str]:
                 f"{w.gpu.type} is not checked: the model-fit table (components/facts/models.py) "
                 "does not know it; set `model: {parameters: ..., dtype: ...}` to have it checked."
             )
+        if model is not None and _gated_without_token(model, w):
+            found.append(
+                f"workloads[{i}] ({w.name}): {model} is gated on the Hugging Face Hub (its license "
+                "must be accepted by the account whose token downloads it), and the workload sets "
+                "no HF_TOKEN: the download would fail. Set secretEnv: {HF_TOKEN: hfToken} and the "
+                "token with `pulumi config set --secret gke-gpu:hfToken <token>` (docs/secrets.md)."
+            )
     return found
+
+
+def _gated_without_token(model: str, w: WorkloadSpec) -> bool:
+    if not model.startswith(models.GATED_ORGANIZATIONS) or w.model_cache is not None:
+        return False
+    names = {*w.env, *w.secret_env}
+    return not names.intersection(models.TOKEN_ENV) and "--hf-token" not in " ".join(w.args)

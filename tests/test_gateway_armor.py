@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "Pulumi.gateway-prod.yaml"
 ARMOR = "gcp:compute/securityPolicy:SecurityPolicy"
 BACKEND = "kubernetes:networking.gke.io/v1:GCPBackendPolicy"
+ROUTE = "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute"
 RANGES = ["203.0.113.0/24", "198.51.100.0/24"]
 RULE = "gateways-restricted-in-prod"
 
@@ -288,3 +289,22 @@ def test_the_gateways_address_and_certificate_record_are_marked_as_made_up(tmp_p
             f"{outputs[name]!r}: the offline plan made this value up (docs/offline-plan.md: a star "
             "marks it); a user must not put it in their DNS"
         )
+
+
+def test_the_route_waits_for_the_backend_policy_that_attaches_cloud_armor(
+    run: Callable[..., Recording],
+) -> None:
+    # Found by the attacker's review: the route could send requests to a backend the Cloud Armor
+    # policy was not yet attached to.
+    recording = run(armored())
+    route = next(r for r in recording.of_type(ROUTE) if r.name.endswith("-route"))
+    backend = recording.one(BACKEND)
+    assert backend.urn in route.dependencies, (
+        "the HTTPRoute that sends requests to the gate waits for the GCPBackendPolicy that puts "
+        f"Cloud Armor in front of it: {route.dependencies}"
+    )
+    plain = run(domain_stack())
+    plain_route = next(r for r in plain.of_type(ROUTE) if r.name.endswith("-route"))
+    assert plain.one(BACKEND).urn not in plain_route.dependencies, (
+        "without a policy to attach, nothing changes for the stacks that shipped"
+    )

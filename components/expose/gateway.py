@@ -86,19 +86,11 @@ def route_spec(workload: str, domain: str, service: str, port: int) -> dict[str,
 
 def redirect_spec(workload: str, domain: str) -> dict[str, Any]:
     """Plain HTTP for the name is answered with a redirect to HTTPS, never forwarded."""
+    to_https = {"scheme": "https", "statusCode": 301}
     return {
         "parentRefs": [{"name": gateway_name(workload), "sectionName": HTTP_LISTENER}],
         "hostnames": [domain],
-        "rules": [
-            {
-                "filters": [
-                    {
-                        "type": "RequestRedirect",
-                        "requestRedirect": {"scheme": "https", "statusCode": 301},
-                    }
-                ]
-            }
-        ],
+        "rules": [{"filters": [{"type": "RequestRedirect", "requestRedirect": to_https}]}],
     }
 
 
@@ -262,9 +254,6 @@ class Gateway(Exposure):
             spec=manifest(gateway_spec(site.gce_name)),
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[address]),
         )
-        after = pulumi.ResourceOptions(parent=parent, depends_on=[gateway])
-        # The backend policy names the Cloud Armor policy, which must exist first.
-        armored = pulumi.ResourceOptions(parent=parent, depends_on=[gateway, *armor])
         backend, health = backend_policy_spec(service, site), health_policy_spec(service, site)
         objects = (
             ("route", GATEWAY_API, "HTTPRoute", route_spec(workload, self.domain, service, port)),
@@ -272,15 +261,7 @@ class Gateway(Exposure):
             ("backend-policy", GKE_POLICY_API, "GCPBackendPolicy", backend),
             ("health-policy", GKE_POLICY_API, "HealthCheckPolicy", health),
         )
-        for suffix, api_version, kind, spec in objects:
-            k8s.apiextensions.CustomResource(
-                f"{name}-{suffix}",
-                api_version=api_version,
-                kind=kind,
-                metadata=manifest({**meta, "name": f"{workload}-{suffix}"}),
-                spec=manifest(spec),
-                opts=armored if suffix == "backend-policy" else after,
-            )
+        _register_objects(name, parent, meta, workload, objects, gateway, armor)
 
     def _certificate(
         self,
@@ -389,3 +370,30 @@ def endpoints_service(
         deletion_policy=ENDPOINTS_DELETION_POLICY,
         opts=child,
     )
+
+
+def _register_objects(
+    name: str,
+    parent: pulumi.Resource,
+    meta: dict[str, Any],
+    workload: str,
+    objects: tuple[tuple[str, str, str, dict[str, Any]], ...],
+    gateway: pulumi.Resource,
+    armor: list[gcp.compute.SecurityPolicy],
+) -> None:
+    """The routes and policies, after the Gateway; with a Cloud Armor policy, the backend policy
+    that names it comes first, and the route waits for it: no request reaches it unfiltered."""
+    made: dict[str, pulumi.Resource] = {}
+    first = sorted(objects, key=lambda o: bool(armor) and o[0] != "backend-policy")
+    for suffix, api_version, kind, spec in first:
+        after = [gateway, *(armor if suffix == "backend-policy" else [])]
+        if suffix == "route" and armor:
+            after.append(made["backend-policy"])
+        made[suffix] = k8s.apiextensions.CustomResource(
+            f"{name}-{suffix}",
+            api_version=api_version,
+            kind=kind,
+            metadata=manifest({**meta, "name": f"{workload}-{suffix}"}),
+            spec=manifest(spec),
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=after),
+        )

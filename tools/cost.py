@@ -10,7 +10,6 @@ from components.facts.catalog import prices
 from components.service.cost import (
     Rate,
     StackCost,
-    choice_rate,
     how,
     money,
     pool_rate,
@@ -40,7 +39,7 @@ def fallback_rates(w: WorkloadConfig, region: str) -> Iterable[tuple[str, Rate]]
         if choice.reservation is not None:
             bought += f", reservation {choice.reservation.name or 'any'}"
         label = f"{choice.gpu_count} x {choice.gpu_type} on {choice.machine_type} ({bought})"
-        yield label, choice_rate(choice, region)
+        yield label, pool_rate(choice, region)
 
 
 def summary_lines(config: StackConfig) -> list[str]:

@@ -3,39 +3,21 @@
 import json
 from typing import TYPE_CHECKING, Literal
 
-from .defaults import DEFAULT_IMAGE, DEFAULT_MODEL, default_workloads
+from .choices import ClusterMode, DevicePluginKind, GpuDriver, NodeImageType
 from .loader import load
-from .model import (
-    NAMESPACE,
-    CapacityChoice,
+from .model import NAMESPACE, CapacityChoice, Expose, StackConfig, WorkloadConfig
+from .platform_model import (
     ClusterConfig,
-    ClusterMode,
     ClusterSettings,
     DevicePluginConfig,
-    DevicePluginKind,
     DevicePluginSettings,
-    DnsEndpointAccess,
     ExistingClusterConfig,
-    Expose,
-    GpuDriver,
     GpuPool,
-    GpuSharingStrategy,
     Maintenance,
-    MaintenanceExclusion,
-    MaintenanceWindow,
-    NodeImageType,
     NodeLabel,
     NodePoolConfig,
-    PoolPlacement,
-    Probe,
-    ProvisioningLimit,
-    Queue,
-    Reservation,
     Secret,
     Sharing,
-    StackConfig,
-    UpgradeScope,
-    WorkloadConfig,
 )
 from .problems import ConfigError
 from .source import StackFile, decode, from_engine
@@ -102,8 +84,6 @@ def _text(value: object) -> str | None:
 
 
 __all__ = [
-    "DEFAULT_IMAGE",
-    "DEFAULT_MODEL",
     "NAMESPACE",
     "CapacityChoice",
     "ClusterConfig",
@@ -113,30 +93,19 @@ __all__ = [
     "DevicePluginConfig",
     "DevicePluginSettings",
     "DevicePluginKind",
-    "DnsEndpointAccess",
     "ExistingClusterConfig",
     "Expose",
     "GpuDriver",
     "GpuPool",
-    "GpuSharingStrategy",
     "Maintenance",
-    "MaintenanceExclusion",
-    "MaintenanceWindow",
     "Mode",
     "NodeImageType",
     "NodeLabel",
     "NodePoolConfig",
-    "PoolPlacement",
-    "Probe",
-    "ProvisioningLimit",
-    "Queue",
-    "Reservation",
     "Secret",
     "Sharing",
     "StackConfig",
-    "UpgradeScope",
     "WorkloadConfig",
-    "default_workloads",
     "from_pulumi",
     "kubeconfig_input",
     "from_stack_file",

@@ -19,20 +19,14 @@ from ..facts.allocatable import Resources
 from ..facts.catalog import zones
 from . import formats, typed
 from .context import Context
-from .model import (
-    CapacityChoice,
+from .model import CapacityChoice, Egress, Expose, ModelCache, Probe, Queue, WorkloadConfig
+from .platform_model import (
     ClusterConfig,
     ClusterSettings,
-    Egress,
     ExistingClusterConfig,
-    Expose,
-    ModelCache,
     NodePoolConfig,
-    Probe,
-    Queue,
     Secret,
     Sharing,
-    WorkloadConfig,
 )
 from .rules import (
     adapters,

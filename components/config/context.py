@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import formats
-from .model import DevicePluginConfig, NodePoolConfig
+from .platform_model import DevicePluginConfig, NodePoolConfig
 from .problems import under
 from .schema import ClusterSpec, Mode
 

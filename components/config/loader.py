@@ -24,12 +24,8 @@ from typing import Any, TypeVar
 from ..facts import catalog
 from . import build, keys
 from .context import Context
-from .model import (
-    NodePoolConfig,
-    Specs,
-    StackConfig,
-    WorkloadConfig,
-)
+from .model import Specs, StackConfig, WorkloadConfig
+from .platform_model import NodePoolConfig
 from .problems import ConfigError, Problem, Problems
 from .rules import (
     adapters,

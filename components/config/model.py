@@ -8,32 +8,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..facts.allocatable import Resources
-from .choices import (
-    ClusterMode,
-    DevicePluginKind,
-    DnsEndpointAccess,
-    GpuDriver,
-    GpuSharingStrategy,
-    NodeImageType,
-    PoolPlacement,
-    UpgradeScope,
-)
 from .platform_model import (
     ClusterConfig,
-    ClusterSettings,
-    DevicePluginConfig,
-    DevicePluginSettings,
     ExistingClusterConfig,
-    GpuPool,
-    Maintenance,
-    MaintenanceExclusion,
-    MaintenanceWindow,
-    NodeLabel,
     NodePoolConfig,
-    ProvisioningLimit,
     Reservation,
     Secret,
-    Sharing,
 )
 from .rules.registry import Repository
 from .schema import ClusterSpec, NodePoolSpec, WorkloadSpec
@@ -260,38 +240,3 @@ class StackConfig:
     @property
     def exposed(self) -> tuple[WorkloadConfig, ...]:
         return tuple(w for w in self.workloads if w.expose is not None)
-
-
-__all__ = [
-    "NAMESPACE",
-    "CapacityChoice",
-    "ClusterConfig",
-    "ClusterMode",
-    "ClusterSettings",
-    "DevicePluginConfig",
-    "DevicePluginSettings",
-    "DevicePluginKind",
-    "DnsEndpointAccess",
-    "Egress",
-    "ExistingClusterConfig",
-    "Expose",
-    "GpuDriver",
-    "GpuPool",
-    "GpuSharingStrategy",
-    "Maintenance",
-    "MaintenanceExclusion",
-    "MaintenanceWindow",
-    "ModelCache",
-    "NodeImageType",
-    "NodeLabel",
-    "NodePoolConfig",
-    "PoolPlacement",
-    "Probe",
-    "ProvisioningLimit",
-    "Reservation",
-    "Secret",
-    "Sharing",
-    "StackConfig",
-    "UpgradeScope",
-    "WorkloadConfig",
-]

@@ -36,7 +36,6 @@ from .base import Kind, Registered, Request, replicas
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 SET_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
-LEADER_POD_SPEC_PATH = ("spec", "leaderWorkerTemplate", "leaderTemplate", "spec")
 PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
 
 

@@ -24,6 +24,7 @@ import pulumi_kubernetes as k8s
 
 from ..config import CapacityChoice, WorkloadConfig
 from ..facts.labels import PART_OF, PART_OF_LABEL, WORKLOAD_LABEL
+from ..platform.nodepool import CONTAINER_IMAGE_CACHE
 
 API_VERSION = "cloud.google.com/v1"
 KIND = "ComputeClass"
@@ -48,7 +49,6 @@ SPECIFIC, ANY_BEST_EFFORT = "Specific", "AnyBestEffort"
 # days, cloud.google.com/kubernetes-engine/docs/concepts/dws).
 IMAGE_STREAMING = {"imageStreaming": {"enabled": True}}
 FLEX_RECYCLE_LEAD_SECONDS = 3600
-CONTAINER_IMAGE_CACHE = "CONTAINER_IMAGE_CACHE"
 
 
 def secondary_boot_disk(image: str, project: str) -> dict[str, str]:

@@ -86,27 +86,17 @@ def how(spot: bool, flex_start: bool) -> str:
     return "flex-start" if flex_start else SPOT if spot else ON_DEMAND
 
 
-def pool_rate(pool: NodePoolConfig, region: str) -> Rate:
+def pool_rate(pool: NodePoolConfig | CapacityChoice, region: str) -> Rate:
+    """A node pool's node, or a ComputeClass priority's: the same fields price it."""
     return node_rate(
         pool.machine_type, pool.gpu_type, pool.gpu_count, pool.spot, pool.flex_start, region
-    )
-
-
-def choice_rate(choice: CapacityChoice, region: str) -> Rate:
-    return node_rate(
-        choice.machine_type,
-        choice.gpu_type,
-        choice.gpu_count,
-        choice.spot,
-        choice.flex_start,
-        region,
     )
 
 
 def workload_rate(w: WorkloadConfig, region: str) -> tuple[Rate, str]:
     """One pod's node: the first ComputeClass priority, or Autopilot's node for the pod."""
     if w.capacity:
-        return choice_rate(w.capacity[0], region), w.capacity[0].machine_type
+        return pool_rate(w.capacity[0], region), w.capacity[0].machine_type
     if w.pod_machine is None:
         return Rate(None, None, None), "unknown machine"
     rate = node_rate(w.pod_machine, w.gpu_type, w.spec.gpu.count, w.spec.spot, False, region)

@@ -8,7 +8,7 @@ deployed before upgrades without deleting or replacing anything (tests/test_upgr
 """
 
 from collections.abc import Sequence
-from typing import cast
+from typing import Literal, cast
 
 import pulumi
 
@@ -183,32 +183,24 @@ class GpuService(pulumi.ComponentResource):
                 opts=self._k8s,
             )
             found += compute_class.resources
-        if w.model_cache is not None:
-            access = ModelCacheAccess(
-                f"model-cache-{w.spec.name}",
-                ModelCacheAccessArgs(
-                    project=project,
-                    namespace=self._namespace_name,
-                    service_account=w.spec.name,
-                    bucket=w.model_cache.spec.bucket,
-                    after=_waiting(self._waits.get("cluster", [])),
-                ),
-                opts=self._root(),
-            )
-            found += access.ready
-        if w.spec.output is not None:
-            found += ModelCacheAccess(
-                f"output-{w.spec.name}",
-                ModelCacheAccessArgs(
-                    project=project,
-                    namespace=self._namespace_name,
-                    service_account=w.spec.name,
-                    bucket=w.spec.output.bucket,
-                    access="writer",
-                    after=_waiting(self._waits.get("cluster", [])),
-                ),
-                opts=self._root(),
-            ).ready
+        buckets: tuple[tuple[str, str | None, Literal["reader", "writer"]], ...] = (
+            ("model-cache", w.model_cache.spec.bucket if w.model_cache else None, "reader"),
+            ("output", w.spec.output.bucket if w.spec.output else None, "writer"),
+        )
+        for prefix, bucket, access in buckets:
+            if bucket is not None:
+                found += ModelCacheAccess(
+                    f"{prefix}-{w.spec.name}",
+                    ModelCacheAccessArgs(
+                        project=project,
+                        namespace=self._namespace_name,
+                        service_account=w.spec.name,
+                        bucket=bucket,
+                        access=access,
+                        after=_waiting(self._waits.get("cluster", [])),
+                    ),
+                    opts=self._root(),
+                ).ready
         if w.queue is not None:
             found += _waiting(self._waits.get("kueue", []))
         return found

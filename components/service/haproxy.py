@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..config import defaults, formats
+from ..config import defaults
 from . import haproxy_keys as keys
 from . import haproxy_limits as limits
 from . import haproxy_routing as routing
@@ -47,8 +47,6 @@ MODEL_BACKEND = "model"
 UPSTREAM_ENV = "GATE_UPSTREAM"
 CERT_ENV = "GATE_CERT"
 KEY_ENV = "GATE_API_KEY"
-# A path pattern of expose.paths (components/config/formats.py GATE_PATH, checked there).
-PATH_PATTERN = formats.GATE_PATH
 # Characters a request path segment may hold to match a prefix pattern's "*".
 _SEGMENT = r"[A-Za-z0-9_~-]+(?:\.[A-Za-z0-9_~-]+)*"
 

@@ -37,7 +37,7 @@ from collections.abc import Iterator, Sequence
 
 from ...facts import catalog, pins
 from ..context import Context
-from ..model import Reservation
+from ..platform_model import Reservation
 from ..problems import Problem
 from ..schema import NodePoolSpec, ReservationSpec
 from .pools import choices, machine_candidates

@@ -11,16 +11,11 @@ from typing import Any
 import yaml
 
 from .. import formats
+from ..choices import DevicePluginKind
 from ..context import Context
-from ..model import (
-    NAMESPACE,
-    DevicePluginConfig,
-    DevicePluginKind,
-    ExistingClusterConfig,
-    NodeLabel,
-    Secret,
-)
+from ..model import NAMESPACE
 from ..parse import parse
+from ..platform_model import DevicePluginConfig, ExistingClusterConfig, NodeLabel, Secret
 from ..problems import Problem, Problems
 from ..schema import DEVICE_PLUGIN_TYPES, ClusterSpec, DevicePluginSpec
 from . import exposure

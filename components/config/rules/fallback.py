@@ -12,13 +12,8 @@ from ...facts import allocatable, catalog, pins
 from ...facts.allocatable import Resources
 from .. import formats
 from ..context import Context
-from ..model import (
-    CapacityChoice,
-    NodePoolConfig,
-    ProvisioningLimit,
-    Reservation,
-    WorkloadConfig,
-)
+from ..model import CapacityChoice, WorkloadConfig
+from ..platform_model import NodePoolConfig, ProvisioningLimit, Reservation
 from ..problems import Problem
 from ..schema import FallbackSpec, Mode, SystemPoolSpec, WorkloadSpec
 from . import fit

@@ -18,7 +18,7 @@ from typing import Literal
 from ...facts import allocatable, catalog
 from ...facts.allocatable import Resources
 from .. import formats
-from ..model import NodePoolConfig
+from ..platform_model import NodePoolConfig
 from ..problems import Problem
 from ..schema import Mode, NodePoolSpec, WorkloadSpec
 from .coldstart import FUSE_SIDECAR_MEMORY_BYTES, FUSE_SIDECAR_MILLICORES

@@ -25,13 +25,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 from .. import defaults
+from ..choices import UpgradeScope
 from ..context import Context
-from ..model import (
-    Maintenance,
-    MaintenanceExclusion,
-    MaintenanceWindow,
-    UpgradeScope,
-)
+from ..platform_model import Maintenance, MaintenanceExclusion, MaintenanceWindow
 from ..problems import Problem
 from ..schema import ClusterSpec, MaintenanceWindowSpec
 

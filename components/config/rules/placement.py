@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...facts import allocatable, catalog
 from ...facts.allocatable import Resources
 from ..context import Context
-from ..model import NodePoolConfig
+from ..platform_model import NodePoolConfig
 from ..problems import Problem
 from ..schema import Mode, WorkloadSpec
 from . import fit

@@ -17,8 +17,10 @@ def _fit_problems(**workload: Any) -> list[str]:
     ]
 
 
-def _loaded(**workload: Any) -> StackConfig:
+def _loaded(secrets: dict[str, str] | None = None, **workload: Any) -> StackConfig:
+    """An Autopilot stack with one vLLM workload; `secrets`: top-level keys set as secrets."""
     raw = {
+        **(secrets or {}),
         "cluster": {"mode": "autopilot"},
         "workloads": [
             {
@@ -30,7 +32,8 @@ def _loaded(**workload: Any) -> StackConfig:
             }
         ],
     }
-    return load(raw, project="acme-ml-test", region="us-central1", stack="t")
+    hidden = frozenset(secrets or {})
+    return load(raw, project="acme-ml-test", region="us-central1", stack="t", secret_keys=hidden)
 
 
 def test_70b_in_bf16_on_four_l4_is_refused_with_shapes_that_fit() -> None:
@@ -140,27 +143,7 @@ def test_a_gated_model_without_a_token_is_an_advisory() -> None:
     args = ["meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
     bare = _loaded(args=args)
     assert any("gated" in a and "HF_TOKEN" in a for a in bare.advisories), bare.advisories
-    raw = {
-        "hfToken": "a token",
-        "cluster": {"mode": "autopilot"},
-        "workloads": [
-            {
-                "name": "llm",
-                "image": "vllm/vllm-openai:v0.29.0",
-                "gpu": {"type": "nvidia-l4", "count": 1},
-                "cache": {"size": "40Gi"},
-                "args": args,
-                "secretEnv": {"HF_TOKEN": "hfToken"},
-            }
-        ],
-    }
-    with_token = load(
-        raw,
-        project="acme-ml-test",
-        region="us-central1",
-        stack="t",
-        secret_keys=frozenset({"hfToken"}),
-    )
+    with_token = _loaded({"hfToken": "a token"}, args=args, secretEnv={"HF_TOKEN": "hfToken"})
     assert not [a for a in with_token.advisories if "gated" in a], with_token.advisories
     open_model = _loaded(args=["Qwen/Qwen2.5-0.5B-Instruct"])
     assert not [a for a in open_model.advisories if "gated" in a], "an open model needs no token"

@@ -424,7 +424,9 @@ class WorkloadCache(TypedDict):
     """Where it is mounted."""
 
     storage_class: NotRequired[str | None]
-    """StorageClass of the per-pod disk.
+    """StorageClass of the per-pod disk. On A4, A4X and G4 machines, which attach only Hyperdisk
+    volumes, a class with parameters.type hyperdisk-balanced (see GPUs, "Boot disks and cache
+    disks").
 
     Default: the cluster's default
     """

@@ -91,7 +91,10 @@ def workload_problems(i: int, w: WorkloadSpec) -> Iterator[Problem]:
     fix = "List your clients' networks, or use expose.type: Internal (reachable from the VPC only)."
     if e.domain is not None:
         # The Gateway admits sourceRanges through a Cloud Armor policy; no internal Gateway yet.
-        fix = "List your clients' networks: a Cloud Armor policy then lets only them reach domain."
+        fix = (
+            "List your clients' networks: a Cloud Armor policy then lets only them reach "
+            "expose.domain."
+        )
     if not e.tls:
         yield Problem(
             f"{path}.tls",

@@ -169,10 +169,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     folder = tempfile.mkdtemp(prefix="gke-gpu-renders-")
     os.environ[shared.SHARED_FOLDER] = folder
-    config.add_cleanup(functools.partial(shutil.rmtree, folder, ignore_errors=True))
 
     def forget() -> None:
         os.environ.pop(shared.SHARED_FOLDER, None)
+        shutil.rmtree(folder, ignore_errors=True)
 
     config.add_cleanup(forget)
 

@@ -595,7 +595,8 @@ def _ephemeral_floor() -> int:
 
 
 _PORTS_PER_PROCESS = 1000
-_PORT_FLOOR = max(_ephemeral_floor() - 12 * _PORTS_PER_PROCESS, 1024)
+_PORT_BLOCKS = 12  # worker gw<N> takes block N mod 12
+_PORT_FLOOR = max(_ephemeral_floor() - _PORT_BLOCKS * _PORTS_PER_PROCESS, 1024)
 _NEXT_PORT = itertools.count()
 
 
@@ -607,7 +608,7 @@ def free_port(address: str = "0.0.0.0") -> int:
     failed that way ("cannot bind socket (Address already in use)"). Below the range the kernel
     never hands one out, and the blocks keep workers apart."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    first = _PORT_FLOOR + int(worker or 0) % 12 * _PORTS_PER_PROCESS
+    first = _PORT_FLOOR + int(worker or 0) % _PORT_BLOCKS * _PORTS_PER_PROCESS
     for _ in range(_PORTS_PER_PROCESS):
         port = first + next(_NEXT_PORT) % _PORTS_PER_PROCESS
         with socket.socket() as probe:

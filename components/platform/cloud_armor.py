@@ -89,10 +89,15 @@ def allowlist(
     return [policy]
 
 
+def filters_nothing(ranges: Sequence[str]) -> bool:
+    """The ranges admit every IPv4 address, and the Gateway's global address is IPv4: the policy
+    is there, and filters nothing."""
+    return admits_everyone(list(ranges)) == "IPv4"
+
+
 def admits_everyone_words(ranges: Sequence[str]) -> str | None:
-    """What the endpoint line says when the ranges admit every IPv4 address (the Gateway's
-    global address is IPv4): the policy is there, and filters nothing."""
-    if admits_everyone(list(ranges)) != "IPv4":
+    """What the endpoint line says when the policy filters nothing."""
+    if not filters_nothing(ranges):
         return None
     return "from anywhere (sourceRanges admit every IPv4 address: Cloud Armor filters nothing)"
 
@@ -104,10 +109,10 @@ def plan_lines(ranges: tuple[str, ...]) -> list[str]:
         return []
     rules = len(chunks(ranges))
     others = (
-        "every other address gets 403 (default rule)"
-        if admits_everyone(ranges) != "IPv4"
-        else "they admit every IPv4 address, so the policy filters nothing (the Gateway's address "
+        "they admit every IPv4 address, so the policy filters nothing (the Gateway's address "
         "is IPv4): narrow sourceRanges to your clients' networks"
+        if filters_nothing(ranges)
+        else "every other address gets 403 (default rule)"
     )
     return [
         f"            source ranges: Cloud Armor backend security policy on the Gateway's "

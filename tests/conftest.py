@@ -162,6 +162,18 @@ def _starts_the_real_proxy(test_file: str) -> bool:
     return path.suffix == ".py" and path.is_file() and "HAPROXY" in path.read_text()
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/real/ (the real-engine suite: the Pulumi CLI, providers and a Kubernetes control plane
+    built by tools/real/build) runs only when named: `python -m pytest tests/real -n 0`. The
+    README's test command stays the fast suite."""
+    real = ROOT / "tests" / "real"
+    if collection_path == real and not any(
+        Path(arg.split("::")[0]).resolve().is_relative_to(real) for arg in config.args
+    ):
+        return True
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """The session's controller (or the only process, with `-n 0`) makes the folder its workers
     keep their renders in (tests/shared.py); they inherit its name in the environment."""

@@ -653,6 +653,18 @@ def test_a_request_above_the_pods_share_of_the_node_names_both_numbers() -> None
     ), problem
 
 
+def test_a_request_one_mib_above_the_room_shows_two_different_numbers() -> None:
+    """27,613 MiB on a g2-standard-8 (room 27,612.7 MiB) both round to 27.0 GiB: the message must
+    not say '27.0 GiB is more than the 27.0 GiB' (tests/real/test_fit_agrees.py finds this
+    boundary with the real scheduler)."""
+    raw = _standard(machineType="g2-standard-8")
+    raw["workloads"][0]["resources"] = {"cpu": "1", "memory": "27613Mi"}
+    (problem,) = _problems(raw)
+    assert problem.startswith(
+        "workloads[0].resources.memory: 28,954,329,088 bytes is more than the 28,953,968,378 bytes"
+    ), problem
+
+
 def test_the_default_image_on_a_standard_pool_gets_the_latest_driver() -> None:
     raw = _standard()
     raw["workloads"][0]["image"] = VLLM

@@ -213,10 +213,14 @@ def choose_machine(
         ):
             if need > have:
                 set_by_user = getattr(w.resources, key) is not None
+                # Rounded alike ("27.0 GiB is more than the 27.0 GiB"), the two go in bytes.
+                said = (show(need), show(have))
+                if said[0] == said[1]:
+                    said = (f"{need:,} bytes", f"{have:,} bytes")
                 largest.problems.append(
                     Problem(
                         f"workloads[{i}].resources.{key}",
-                        f"{show(need)} is more than the {show(have)} a node of {where} leaves for "
+                        f"{said[0]} is more than the {said[1]} a node of {where} leaves for "
                         "pods (GKE's allocatable less its system pods on GPU nodes). "
                         + (
                             "Lower the request, or "

@@ -93,13 +93,16 @@ class ControlPlane:
         return path.read_text(errors="replace")[-4000:] if path.exists() else ""
 
     def stop(self) -> None:
+        """Each component in the reverse order of its start, once the one started after it has
+        exited: the API server shuts down in about a second while etcd still answers, but waits
+        out the 15 s (and is killed) when etcd went first."""
         for process in reversed(list(self.processes.values())):
             process.terminate()
-        for process in self.processes.values():
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 process.kill()
+                process.wait()
 
 
 def _write_service_account_key(workdir: Path) -> tuple[Path, Path]:

@@ -55,6 +55,14 @@ _GATE_ERRORS = (
     "replaces it (same name, same key). Reload it into your Prometheus, which must now scrape the "
     "gates' port 8405 too (docs/monitoring.md, Existing clusters)."
 )
+_FRONT_END = (
+    "issue 43: a gate behind a Gateway (expose.domain) keeps an idle connection 620 s, past the "
+    "600 s Google's front end reuses one for (a shorter keep-alive cost clients 502s), and counts "
+    "wrong keys per client as the front end names it in X-Forwarded-For, not per front end: its "
+    "haproxy.cfg changes, so pulumi-kubernetes replaces the gate's ConfigMap (same name) and the "
+    "gates roll onto it. Any stack with expose.domain does the same, once; other gates' configs "
+    "are unchanged."
+)
 _RULES = "urn:pulumi:{stack}::gke-gpu::gke-gpu:index:StackMonitoring$kubernetes:core/v1:ConfigMap::monitoring-rules"  # noqa: E501
 _SHORTER_CERTIFICATES = (
     "issue 30 L9: a server certificate lives 180 days (a year before) and is renewed by any "
@@ -110,6 +118,11 @@ INTENDED_REPLACEMENTS: dict[str, str] = {
         for urn in _gate_configs(stack)
     },
     **{urn: f"{_KEYED} {_HARDENED}" for urn in _gate_configs("t4-standard", "notebook")},
+    **{
+        urn: _FRONT_END
+        for stack in ("gateway", "gateway-auto", "gateway-prod")
+        for urn in _gate_configs(stack)
+    },
 }
 # The Namespace before it moved into WorkloadNamespace (c1cc197 moved it without an alias): stacks
 # deployed before then hold it at the root, and the alias keeps it (and everything in it).

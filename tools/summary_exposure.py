@@ -60,7 +60,15 @@ def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
         if gate.gate_requires_key(w)
         else ""
     )
-    client = slices.exposure_of(e, w.spec.name).client_words
+    exposure = slices.exposure_of(e, w.spec.name)
+    idle = (
+        f", an idle one or one still in its TLS handshake kept "
+        f"{limits.FRONT_END_KEEPALIVE_SECONDS} s (only Google's front end connects there, and it "
+        f"reuses a connection for up to {limits.FRONT_END_REUSE_SECONDS} s: a gate that closed it "
+        "sooner would cost a client a 502)"
+        if exposure.proxy_ranges
+        else ""
+    )
     body = (
         f" ({haproxy_routing.BODY_WAIT_SECONDS} s before its TLS handshake ends, and "
         f"{haproxy_routing.BODY_WAIT_SECONDS} s for a body's first "
@@ -71,8 +79,9 @@ def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
     return (
         f"            gate limits: {tls}{limits.API_CONNECTIONS} of {limits.MAX_CONNECTIONS} "
         f"connections for the API ({limits.HEALTH_CONNECTIONS} kept for kubelet's probes), one "
-        f"without a complete request closed after {limits.REQUEST_SECONDS} s{body}; {failures}"
-        f"the model sees {client} in X-Forwarded-For, never one a client sent"
+        f"without a complete request closed after {limits.REQUEST_SECONDS} s{body}{idle}; "
+        f"{failures}the model sees {exposure.client_words} in X-Forwarded-For, never one a client "
+        "sent"
     )
 
 

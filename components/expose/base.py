@@ -90,6 +90,10 @@ class Exposure(ABC):
     """Clients reach it by its cluster DNS name, which the certificate always names."""
     client_words: ClassVar[str] = "the address the connection came from"
     """The plan's words for the client address the gate sees."""
+    proxy_ranges: ClassVar[tuple[str, ...]] = ()
+    """A proxy of the cloud's connects to the gate for every client, from these ranges only, and
+    names the client in X-Forwarded-For (a Gateway's Google front ends); empty: clients connect
+    to the gate themselves."""
     own_certificate: ClassVar[bool] = False
     """Clients see a certificate of its own (a Gateway's Google-managed one), not the gate's."""
     dns_records: pulumi.Output[list[dict[str, str]]] | None = None

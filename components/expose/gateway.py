@@ -132,7 +132,10 @@ class Gateway(Exposure):
     load_balanced = True
     public = True
     own_certificate = True
-    client_words = "the address of the Gateway's proxy (a Google front end), not the client's"
+    client_words = (
+        "the client's address (the one Google's front end appends, second from the right)"
+    )
+    proxy_ranges = PROXY_RANGES
 
     def __init__(self, domain: str, endpoints: bool = False) -> None:
         self.domain = domain
@@ -200,10 +203,6 @@ class Gateway(Exposure):
             when = "after the CNAME resolves"
         return [
             *head,
-            "            ! the gate limits wrong keys per connecting address, which behind the "
-            "Gateway is a Google front end that many clients share: one client's wrong keys can "
-            "get 429 for all of them for a while (reading the client from X-Forwarded-For is "
-            "not built)",
             f"            certificate active: {when}, Google issues it (how long it takes is not "
             "stated here: a live `up` shows it); until it is ACTIVE, "
             f"https://{self.domain} fails",

@@ -21,6 +21,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .. import slices
 from ..config.model import WorkloadConfig
 from ..config.rules.exposure import API_KEY_ENV
 from ..config.sleep import sleeps
@@ -55,6 +56,8 @@ def gate_settings(w: WorkloadConfig, namespace: str) -> haproxy.GateSettings:
         api_key=gate_requires_key(w),
         websockets=w.expose.spec.websockets,
         consumers=tuple(w.expose.spec.keys),
+        # Behind a Gateway: Google's front ends, which alone reach the gate (its NetworkPolicy).
+        front_end_ranges=slices.exposure_of(w.expose, w.spec.name).proxy_ranges,
     )
     if w.routing == "cache-aware":
         probe = w.probe

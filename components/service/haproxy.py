@@ -80,6 +80,11 @@ class GateSettings:
     consumers: tuple[str, ...] = ()
     """expose.keys: the gate accepts each consumer's key instead of the workload's own, logs the
     consumer's name and sends the server the workload's key (haproxy_keys.py); needs api_key."""
+    front_end_ranges: tuple[str, ...] = ()
+    """Behind Google's front end (a Gateway on expose.domain), which alone connects, from these
+    ranges: idle connections outlast its reuse of them, and the client (counted for wrong keys,
+    named to the model) is the one it appends to X-Forwarded-For (haproxy_limits.py); empty: the
+    client is the connection's own address."""
 
     @property
     def port(self) -> int:
@@ -206,24 +211,23 @@ def _metrics_frontend() -> list[str]:
 
 
 def _api_frontend(settings: GateSettings) -> list[str]:
-    """The API: TLS (or plain), its connection share, the per-source limit on wrong keys, one
-    Authorization header, no upgrade but a WebSocket where allowed, the key, the allowlist, the
-    client's own address."""
+    """The API: TLS (or plain), its connection share and client timeouts, the per-client limit on
+    wrong keys, one Authorization header, no upgrade but a WebSocket where allowed, the key, the
+    allowlist, the client's own address (behind Google's front end, the one it names)."""
     # TLS 1.2+ and the ciphers of limits.global_lines(); ALPN offers HTTP/2 and HTTP/1.1.
     bind = (
         f'bind :{TLS_PORT} ssl crt "${{{CERT_ENV}}}" alpn h2,http/1.1'
         if settings.tls
         else f"bind :{PLAIN_PORT}"
     )
+    front_end = settings.front_end_ranges
     return [
         f"frontend {API_FRONTEND}",
         f"    {bind}",
         *limits.api_slots(),
-        # A routing gate waits up to routing.BODY_WAIT_SECONDS for a body's first bytes, and
-        # `timeout client` runs while it waits: the 5 s of the defaults would cut a body that
-        # pauses after the headers (an upload, a slow client) with a 408 before the wait ends.
-        *([f"    timeout client {routing.BODY_WAIT_SECONDS}s"] if settings.replicas else []),
-        *(limits.failed_key_limit() if settings.api_key else []),
+        *_client_timeouts(settings),
+        *(limits.front_end_client(front_end) if front_end else []),
+        *(limits.failed_key_limit(bool(front_end)) if settings.api_key else []),
         # Two Authorization headers: which one the server would read is up to it. Refuse.
         "    http-request deny deny_status 400 if { req.hdr_cnt(authorization) gt 1 }",
         *_upgrade_rules(settings.websockets),
@@ -231,10 +235,24 @@ def _api_frontend(settings: GateSettings) -> list[str]:
         f"    acl allowed_path path -m reg {quoted(path_regex(settings.paths))}",
         "    http-request return status 404 content-type application/json "
         f"string {quoted(NOT_ALLOWED)} if !allowed_path",
-        *limits.client_address(),
+        *limits.client_address(bool(front_end)),
         *(routing.route_key() if settings.replicas else []),
         f"    default_backend {MODEL_BACKEND}",
     ]
+
+
+def _client_timeouts(settings: GateSettings) -> list[str]:
+    """The API frontend's own client timeouts, where the defaults' 5 s would cut what it must
+    keep. A routing gate waits up to routing.BODY_WAIT_SECONDS for a body's first bytes, and
+    `timeout client` runs while it waits: 5 s would cut a body that pauses after the headers (an
+    upload, a slow client) with a 408 before the wait ends. Behind Google's front end, an idle
+    connection outlasts the front end's reuse of it (limits.FRONT_END_KEEPALIVE_SECONDS, longer
+    than the body wait too)."""
+    if settings.front_end_ranges:
+        return limits.front_end_timeouts()
+    if settings.replicas:
+        return [f"    timeout client {routing.BODY_WAIT_SECONDS}s"]
+    return []
 
 
 def _upgrade_rules(websockets: bool) -> list[str]:

@@ -7,10 +7,13 @@ Sources (HAProxy configuration manual 2.6, the branch tests/test_gate.py runs an
 ships): "maxconn" in sections 3.2 (global: the process stops accepting beyond it) and 4.2 (a
 frontend's own limit); "timeout client", "timeout http-request" (4.2); "stick-table",
 "http-request track-sc0", "sc-inc-gpc0", "sc_gpc0_rate" (4.2, 7.3.3); "option forwardfor" (4.2);
-"option clitcpka", "clitcpka-idle", "clitcpka-intvl", "clitcpka-cnt", "timeout tunnel" (4.2).
+"option clitcpka", "clitcpka-idle", "clitcpka-intvl", "clitcpka-cnt", "timeout tunnel",
+"timeout http-keep-alive" (4.2); "req.fhdr", "word", "ipmask" (7.3.6, 7.3.1).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from .haproxy_syntax import error_body, quoted
 
@@ -58,6 +61,37 @@ TUNNEL_SECONDS = 3600
 KEEPALIVE_IDLE_SECONDS = 60
 KEEPALIVE_INTERVAL_SECONDS = 20
 KEEPALIVE_PROBES = 3
+# --- behind Google's front end (a Gateway: expose.domain) -----------------------------------------
+# Google's front end keeps an idle connection to a backend and reuses it: "The backend keepalive
+# timeout is fixed at 10 minutes (600 seconds) and cannot be changed ... you must configure your
+# backend software so that its HTTP keepalive (TCP idle) timeout value is greater than 600 seconds"
+# (cloud.google.com/load-balancing/docs/https, "Backend HTTP keepalive timeout", under "Timeouts
+# and retries"; the same 600 s in .../docs/https/request-distribution, "Global external Application
+# Load Balancer connections"). A gate that closes an idle connection first races the front end's
+# next request on it, which the client gets as a 502 (backend_connection_closed_before_data_sent_
+# to_client). `timeout http-keep-alive` is the wait for the next request (manual 2.6, 4.2), yet 2.6
+# still closes an idle connection at `timeout client` (measured: 5.0 s with only the keep-alive at
+# 620 s), so the API frontend raises both there (tests/test_gate_frontend.py); `timeout
+# http-request` keeps its 5 s once a request starts. Only the front end's ranges reach that port
+# (the Gateway's NetworkPolicy), so the short client timeout that guards a directly exposed gate
+# against slow clients guards nothing there.
+FRONT_END_REUSE_SECONDS = 600
+FRONT_END_KEEPALIVE_SECONDS = 620
+# The client behind the front end. Google documents the header the backend gets as "X-Forwarded-For:
+# <unverified IP(s)>, <immediate client IP>, <global forwarding rule external IP>" and "Only the
+# <immediate client IP> and <global forwarding rule external IP> entries are provided by the load
+# balancer. All other entries in the list are passed along without verification"
+# (cloud.google.com/load-balancing/docs/https#x-forwarded-for_header), so the client is the second
+# address from the right and whatever a client wrote before it is not read. Read as text from the
+# last header line (`req.fhdr`, no splitting: the front end's entries come last whether it joins a
+# client's lines or adds its own, RFC 9110 5.3 keeping a field's lines in order), split on commas
+# and spaces (`word`, counted from the end, empty words skipped): `req.hdr_ip(X-Forwarded-For,-2)`
+# would honour double quotes inside the value (2.6 splits a header at commas outside quoted
+# strings), so a client that wrote `X-Forwarded-For: 198.51.100.9,"` would have its own address
+# read. `ipmask(32,128)` keeps an address only: anything else fails the rule, and the client stays
+# the connection's address.
+CLIENT_VAR = "txn.client"
+FORWARDED_CLIENT = "req.fhdr(X-Forwarded-For,-1),word(-2,', '),ipmask(32,128)"
 # --- TLS ------------------------------------------------------------------------------------------
 # Mozilla's "intermediate" configuration (mozilla/ssl-config-generator@8debe30f
 # src/static/guidelines/6.0.json): TLS 1.2 with ECDHE and AEAD ciphers only (no CBC, no SHA-1 MAC,
@@ -129,13 +163,33 @@ def api_slots() -> list[str]:
     return [f"    maxconn {API_CONNECTIONS}"]
 
 
-def failed_key_limit() -> list[str]:
-    """Before the key is checked: the client's address tracked, and 429 once it has failed too
-    often. Goes first in the API frontend, so a limited client costs nothing more."""
+def front_end_timeouts() -> list[str]:
+    """The API frontend's idle connections outlast Google's front end's reuse of them."""
+    return [
+        f"    timeout client {FRONT_END_KEEPALIVE_SECONDS}s",
+        f"    timeout http-keep-alive {FRONT_END_KEEPALIVE_SECONDS}s",
+    ]
+
+
+def front_end_client(ranges: Sequence[str]) -> list[str]:
+    """CLIENT_VAR: the address Google's front end appends for the client when the connection comes
+    from its `ranges`, else the connection's own address."""
+    return [
+        f"    acl from_front_end src {' '.join(ranges)}",
+        f"    http-request set-var({CLIENT_VAR}) src",
+        f"    http-request set-var({CLIENT_VAR}) {quoted(FORWARDED_CLIENT)} if from_front_end",
+    ]
+
+
+def failed_key_limit(front_end: bool = False) -> list[str]:
+    """Before the key is checked: the client's address tracked (behind Google's front end, the one
+    it names: front_end_client), and 429 once it has failed too often. Goes first in the API
+    frontend, so a limited client costs nothing more."""
+    client = f"var({CLIENT_VAR})" if front_end else "src"
     return [
         f"    stick-table type ipv6 size {TRACKED_SOURCES} expire {FAILED_KEY_SECONDS}s "
         f"store gpc0,gpc0_rate({FAILED_KEY_SECONDS}s)",
-        "    http-request track-sc0 src,ipmask(32,64)",
+        f"    http-request track-sc0 {client},ipmask(32,64)",
         f"    http-request return status 429 content-type application/json string "
         f"{quoted(TOO_MANY_FAILURES)} hdr Retry-After {FAILED_KEY_SECONDS} "
         f"if {{ sc_gpc0_rate(0) ge {FAILED_KEYS} }}",
@@ -150,12 +204,15 @@ def count_failed_key(condition: str) -> list[str]:
     return [f"    http-request sc-inc-gpc0(0) if {condition} !METH_OPTIONS"]
 
 
-def client_address() -> list[str]:
-    """The model sees the address the connection came from, never one the client wrote: headers
-    a client may send to claim another address are removed, then X-Forwarded-For is set."""
+def client_address(front_end: bool = False) -> list[str]:
+    """The model sees the address the connection came from (behind Google's front end, the client
+    it names: front_end_client), never one the client wrote: headers a client may send to claim
+    another address are removed, then X-Forwarded-For is set."""
     return [
         "    http-request del-header X-Forwarded-For",
         "    http-request del-header Forwarded",
         "    http-request del-header X-Real-IP",
-        "    option forwardfor",
+        f'    http-request set-header X-Forwarded-For "%[var({CLIENT_VAR})]"'
+        if front_end
+        else "    option forwardfor",
     ]

@@ -1,6 +1,6 @@
 """The consumer examples (issue 33) against the schema the real package host serves: every
-gke-gpu component type, input and output that examples/yaml/ and examples/typescript/ use
-exists, and every required input is given."""
+gke-gpu component type, input and output that examples/yaml/, examples/yaml-existing/ and
+examples/typescript/ use exists, and every required input is given."""
 
 import re
 from pathlib import Path
@@ -15,6 +15,8 @@ from tests.package_host import served_schema
 from tools.engine import run_program
 
 YAML_EXAMPLE = ROOT / "examples" / "yaml" / "Pulumi.yaml"
+# The existing-cluster one (tests/real/test_package_sdks.py previews it with the real engine).
+YAML_EXISTING = ROOT / "examples" / "yaml-existing" / "Pulumi.yaml"
 TS_EXAMPLE = ROOT / "examples" / "typescript" / "index.ts"
 # Every resource has these outputs (the engine's, not the schema's).
 BUILTIN_OUTPUTS = {"urn", "id"}
@@ -153,7 +155,11 @@ def schema(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def _cases() -> list[Any]:
     return [
         pytest.param(use, id=f"{example}:{name}:{use[0]}")
-        for example, uses in (("yaml", yaml_uses()), ("typescript", typescript_uses()))
+        for example, uses in (
+            ("yaml", yaml_uses()),
+            ("yaml-existing", yaml_uses(YAML_EXISTING)),
+            ("typescript", typescript_uses()),
+        )
         for name, use in uses.items()
     ]
 
@@ -201,12 +207,13 @@ def test_the_typescript_reader_sees_nested_inputs_and_outputs() -> None:
 
 # The YAML example's gke-gpu resources, built in order by the SDK's ComponentProvider (what the
 # host runs for Construct: the same name mapping, enums and integers), each `${x.output}` of a
-# gke-gpu resource read from the one built before it, the others (the namespace, the CA) given
-# as stand-in strings.
+# gke-gpu resource read from the one built before it, its Kubernetes provider built as declared
+# (`${gke}` is that provider), the others (the namespace, the CA) given as stand-in strings.
 EXAMPLE_PROGRAM = """
 import re
 import yaml
 import pulumi
+import pulumi_kubernetes as k8s
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.util import camel_case
 from components.package import HOSTED, NAME
@@ -220,6 +227,9 @@ def resolve(value):
         return {k: resolve(v) for k, v in value.items()}
     if isinstance(value, list):
         return [resolve(v) for v in value]
+    whole = re.fullmatch(r"\\$\\{([\\w-]+)\\}", str(value))
+    if whole is not None and whole.group(1) in built:
+        return built[whole.group(1)]
     match = re.fullmatch(r"\\$\\{([\\w-]+)\\.(\\w+)(\\.\\w+)*\\}", str(value))
     if match is None:
         return value
@@ -228,6 +238,10 @@ def resolve(value):
 
 document = yaml.safe_load(open(EXAMPLE))
 for name, resource in document["resources"].items():
+    if resource["type"] == "pulumi:providers:kubernetes":
+        props = resolve(resource["properties"])
+        built[name] = k8s.Provider(
+            name, kubeconfig=props["kubeconfig"], cluster_identifier=props["clusterIdentifier"])
     if resource["type"].startswith(NAME + ":"):
         inputs = resolve(resource.get("properties") or {})
         built[name] = provider._components[resource["type"].rsplit(":", 1)[1]](

@@ -32,11 +32,22 @@ const l4 = new gkegpu.GpuNodePool("l4", {
     after: cluster.systemPools,
 });
 
+// The Kubernetes provider everything below is deployed with, from the cluster's kubeconfig: the
+// `provider` resource option takes a provider object, not the Output<Provider> the component
+// returns as `cluster.provider` (tsc: TS2322). Reading cluster.kubeconfig waits for the whole
+// cluster, its system pool included, as cluster.provider does; the cluster's name identifies it,
+// so only another cluster replaces it and what is deployed through it (cluster.provider: the
+// cluster's id, projects/P/locations/L/clusters/NAME).
+const provider = new k8s.Provider("gke", {
+    kubeconfig: cluster.kubeconfig,
+    clusterIdentifier: cluster.name,
+});
+
 // The namespace GpuService places its objects in (its `namespace`, default gke-gpu).
 const namespace = new k8s.core.v1.Namespace(
     "namespace",
     { metadata: { name: "gke-gpu" } },
-    { provider: cluster.provider },
+    { provider },
 );
 
 // The CA that signs the service's certificate (a LoadBalancer is served over TLS), as the
@@ -53,7 +64,7 @@ const ca = new tls.SelfSignedCert("ca", {
 });
 
 const llm = new gkegpu.GpuService("llm", {
-    kubernetes: cluster.provider,
+    kubernetes: provider,
     project: "acme-ml-dev",
     region: "us-central1",
     cluster: {

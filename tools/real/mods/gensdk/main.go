@@ -1,6 +1,7 @@
 // gensdk writes a package's SDK for one language with Pulumi's own code generators
-// (github.com/pulumi/pulumi/pkg/v3/codegen/{nodejs,go,python}), the code `pulumi package gen-sdk`
-// reaches through a language host's GeneratePackage call.
+// (github.com/pulumi/pulumi/pkg/v3/codegen/{nodejs,go,python}), the code `pulumi package add` and
+// `gen-sdk` reach through a language host's GeneratePackage call; the SDK is the one `package add`
+// writes (see run).
 //
 // Why this program exists: `pulumi package gen-sdk` asks the language host (pulumi-language-nodejs,
 // -go, -python) to generate, and the Go module proxy serves none of those hosts

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -76,14 +77,17 @@ def gke_node(pool_name: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def fitting(plane: ControlPlane) -> list[dict[str, Any]]:
-    """The fitting stack's objects, its namespace created and its pool's node added."""
+def fitting(plane: ControlPlane) -> Iterator[list[dict[str, Any]]]:
+    """The fitting stack's objects, its namespace created and its pool's node added; the
+    namespace is deleted afterwards (the other tests' stacks create it themselves)."""
     objects = _program(FITS_MIB)
     pool = objects.pop()["gke_pool"]
     nodes.add(plane, gke_node(pool))
     namespace = next(o for o in objects if o["kind"] == "Namespace")
     plane.kubectl("apply", "--server-side", "-f", "-", stdin=json.dumps(namespace))
-    return objects
+    yield objects
+    name = namespace["metadata"]["name"]
+    plane.kubectl("delete", "namespace", name, "--wait=true", "--timeout=120s")
 
 
 def _job(objects: list[dict[str, Any]], name: str, memory_mib: int) -> dict[str, Any]:

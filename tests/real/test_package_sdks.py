@@ -284,7 +284,24 @@ def preview(env: dict[str, str], project: Path, kubeconfig: str) -> dict[str, An
     return printed
 
 
-def test_the_existing_cluster_yaml_example_previews_through_the_real_engine(
+def up_again_destroy(env: dict[str, str], project: Path, plane: ControlPlane) -> None:
+    """`pulumi up`, then a preview that must find nothing to change (no perpetual diff), then
+    `pulumi destroy`, after which the API server holds nothing of the stack."""
+    pulumi = str(env_bin(env, "pulumi"))
+    quiet = ["--yes", "--non-interactive", "--skip-preview"]
+    run([pulumi, "up", *quiet], cwd=project, env=env)
+    assert "gke-gpu" in plane.kubectl("get", "namespace", "gke-gpu", "-o", "name", check=False)
+    second = subprocess.run(
+        [pulumi, "preview", "--expect-no-changes", "--non-interactive", "--diff"],
+        capture_output=True, text=True, cwd=project, env=env, timeout=600,
+    )  # fmt: skip
+    assert second.returncode == 0, f"a second up would change something:\n{second.stdout}"
+    run([pulumi, "destroy", *quiet], cwd=project, env=env)
+    left = plane.kubectl("get", "namespace", "gke-gpu", "-o", "name", check=False)
+    assert "NotFound" in left, f"destroy left the namespace: {left}"
+
+
+def test_the_existing_cluster_yaml_example_previews_ups_and_destroys_through_the_real_engine(
     env: dict[str, str], plane: ControlPlane, tmp_path: Path
 ) -> None:
     require("pulumi-language-yaml")
@@ -303,6 +320,7 @@ def test_the_existing_cluster_yaml_example_previews_through_the_real_engine(
         f"{result['changeSummary']}, {types}"
     )
     assert "kubernetes:batch/v1:Job" in types, f"the workload's Job is not created: {types}"
+    up_again_destroy(env, tmp_path, plane)
     job = next(s["newState"] for s in result["steps"] if s["newState"]["type"].endswith(":Job"))
     container = job["inputs"]["spec"]["template"]["spec"]["containers"][0]
     assert container["resources"]["limits"]["nvidia.com/gpu"] in (1, "1"), (

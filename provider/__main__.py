@@ -1,5 +1,5 @@
 """The gke-gpu component package's provider host (issue 33): serves components.package.HOSTED
-under `gke-gpu:index:<Class>` through Pulumi's component provider host.
+under `gke-gpu:index:<Class>` through Pulumi's component provider (components/serve/).
 
 The engine runs `python <this folder> <engine address>` (provider/PulumiPlugin.yaml says how and
 cites where); the plugin prints the port it serves gRPC on.
@@ -14,9 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pulumi.provider.experimental import component_provider_host  # noqa: E402
-
-from components.package import HOSTED, NAME  # noqa: E402
+from components.serve import serve  # noqa: E402
 
 
 def version() -> str:
@@ -27,4 +25,4 @@ def version() -> str:
 
 
 if __name__ == "__main__":
-    component_provider_host(list(HOSTED), name=NAME, version=version())
+    serve(version())

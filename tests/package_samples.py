@@ -21,6 +21,7 @@ import pulumi_kubernetes as k8s
 from components.config import ClusterMode, ClusterSettings, DevicePluginConfig, GpuPool
 from components.config.choices import DevicePluginKind, GpuDriver, NodeImageType
 from components.config.platform_model import NodeLabel
+from components.config.workload_args import ServiceClusterMode, WorkloadExposeType
 from components.platform.certificate import CertificateAuthority, CertificateAuthorityArgs
 from components.platform.cluster import (
     ExistingCluster,
@@ -33,7 +34,6 @@ from components.platform.driver import NvidiaDriverInstaller, NvidiaDriverInstal
 from components.platform.nodepool import GpuNodePool, GpuNodePoolArgs
 from components.service.apikey import ApiKey, ApiKeyArgs
 from components.service.gpu_service import GpuService, GpuServiceArgs
-from components.service.workload_args import ServiceClusterMode, WorkloadExposeType
 
 PROJECT_ID = "acme-ml-test"
 REGION = "us-central1"

@@ -122,10 +122,12 @@ def test_the_driver_installer_and_the_clusters_take_enums_and_resources(
     assert existing["kubeconfig"].optional and existing["context"].optional, (
         "an existing cluster is reached through either"
     )
-    outputs = schema["component_definitions"]["GkeCluster"].outputs
-    assert outputs["provider"].ref and "kubernetes" in outputs["provider"].ref, (
-        "the cluster hands its Kubernetes provider on as a resource, not a Python object"
-    )
+    for cluster_class in ("GkeCluster", "ExistingCluster"):
+        outputs = schema["component_definitions"][cluster_class].outputs
+        assert "provider" not in outputs and "kubeconfig" in outputs, (
+            f"{cluster_class} hands on its kubeconfig, not a provider output: TypeScript refuses "
+            "an Output<Provider> as a resource option and Pulumi YAML as a provider (issue 41)"
+        )
 
 
 def test_the_provider_hosts_plain_values_become_the_typed_args() -> None:

@@ -46,7 +46,7 @@ import pulumi_kubernetes as k8s
 
 from components.platform.certificate import CertificateAuthority, CertificateAuthorityArgs
 from components.service.gpu_service import GpuService, GpuServiceArgs
-from components.service.workload_args import (
+from components.config.workload_args import (
     ServiceClusterMode, ServiceNodePoolDriver, WorkloadExposeType,
 )
 
@@ -158,7 +158,7 @@ def test_every_workload_key_of_the_stack_file_is_an_input_with_its_description()
 
 def test_the_generated_workload_types_are_current() -> None:
     assert generator.TARGET.read_text() == generator.generate(), (
-        f"components/service/workload_args.py differs from the schema: run `{generator.COMMAND}`"
+        f"components/config/workload_args.py differs from the schema: run `{generator.COMMAND}`"
     )
 
 

@@ -197,30 +197,42 @@ def test_the_typescript_reader_sees_nested_inputs_and_outputs() -> None:
     uses = typescript_uses()
     _, inputs, outputs = uses["llm"]
     assert inputs["workload"]["gpu"] == {"type": None, "count": None}
-    assert "image" in inputs["workload"] and "kubernetes" in inputs
+    assert "image" in inputs["workload"] and "kubeconfig" in inputs
     assert outputs == {"url", "apiKey"}
-    pool = {"name": None, "gpu": {"type": None, "count": None}, "spot": None, "maxNodes": None}
-    assert inputs["nodePools"] == [{**pool, "driver": None}]
+    assert inputs["kubeconfig"] is None, "the service makes its provider on the kubeconfig"
     assert object_literal("{ // GKE's\n a: 1 }", 0) == ({"a": None}, 18), "comments are skipped"
-    assert uses["l4"][2] == {"name"}, "what GpuService waits for, read from the pool"
+    assert uses["l4"][2] == {"name", "servicePool"}, (
+        "what GpuService waits for and lands on, read from the pool"
+    )
 
 
-# The YAML example's gke-gpu resources, built in order by the SDK's ComponentProvider (what the
-# host runs for Construct: the same name mapping, enums and integers), each `${x.output}` of a
-# gke-gpu resource read from the one built before it, its Kubernetes provider built as declared
-# (`${gke}` is that provider), the others (the namespace, the CA) given as stand-in strings.
+# The YAML example's gke-gpu resources, built in order by the package's provider (what the host
+# runs for Construct: the same name mapping, enums and integers), each `${x.output}` of a gke-gpu
+# resource read from the one built before it as Construct returns it (get_state: schema names,
+# enum values), its Kubernetes provider built as declared (`${gke}` is that provider), the others
+# (the namespace, the CA) given as stand-in strings. An output the cloud computes (the cluster's
+# name) is its value as the example sets it: the engine resolves it before Construct.
 EXAMPLE_PROGRAM = """
 import re
 import yaml
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi.provider.experimental.component import ComponentProvider
-from pulumi.provider.experimental.util import camel_case
-from components.package import HOSTED, NAME
+from components.package import NAME
+from components.serve import GkeGpuProvider
 
-provider = ComponentProvider(list(HOSTED), NAME)
+provider = GkeGpuProvider("0.0.0")
 built = {}
-snake = {camel_case(k): k for c in HOSTED for k in c.__annotations__}
+document = yaml.safe_load(open(EXAMPLE))
+KNOWN = {
+    "cluster.name": document["resources"]["cluster"]["properties"]["cluster"]["name"],
+    "cluster.nodeServiceAccount": "gpu-nodes@acme-ml-dev.iam.gserviceaccount.com",
+}
+
+def output(name, key):
+    component = built[name]
+    state = provider.get_state(component, provider._component_defs[type(component).__name__])
+    value = state.get(key)
+    return KNOWN.get(f"{name}.{key}", value) if isinstance(value, pulumi.Output) else value
 
 def resolve(value):
     if isinstance(value, dict):
@@ -233,10 +245,9 @@ def resolve(value):
     match = re.fullmatch(r"\\$\\{([\\w-]+)\\.(\\w+)(\\.\\w+)*\\}", str(value))
     if match is None:
         return value
-    name, output = match.group(1), match.group(2)
-    return getattr(built[name], snake[output]) if name in built else f"<{name}.{output}>"
+    name, key = match.group(1), match.group(2)
+    return output(name, key) if name in built else f"<{name}.{key}>"
 
-document = yaml.safe_load(open(EXAMPLE))
 for name, resource in document["resources"].items():
     if resource["type"] == "pulumi:providers:kubernetes":
         props = resolve(resource["properties"])
@@ -258,7 +269,6 @@ def test_the_yaml_examples_service_lands_on_the_examples_gpu_pool(tmp_path: Path
     deployment = recording.served("kubernetes:apps/v1:Deployment")
     selector = deployment.inputs["spec"]["template"]["spec"]["nodeSelector"]
     assert [selector["cloud.google.com/gke-nodepool"]] == pools, (
-        "GpuService selects its pool by GKE name, a hash of the pool's settings: the example's "
-        "GpuNodePool and its nodePools entry must come to the same settings (the driver GpuService "
-        "picks for the image among them), or the model never schedules"
+        "GpuService selects its pool by GKE name, a hash of the pool's settings: the example "
+        "hands GpuService the pool's own `servicePool`, or the model never schedules"
     )

@@ -1,6 +1,7 @@
-"""The library as a wheel (issue 33): built from pyproject.toml, installed into a fresh
-virtualenv, imported as `gke_gpu` (never a top-level `components`), and the Python consumer
-example (examples/python/) run from there registers what this repository's program registers.
+"""The library as a wheel (issue 33): built from pyproject.toml, with its PEP 561 marker
+`gke_gpu/py.typed` (issue 41), installed into a fresh virtualenv, imported as `gke_gpu` (never a
+top-level `components`), and the Python consumer example (examples/python/) run from there
+registers what this repository's program registers.
 
 The tests that build and install need PyPI (marked `network`): `uv build` fetches the build
 backend and the install resolves the wheel's dependency ranges (uv's cache serves what it already
@@ -13,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +39,8 @@ def _uv() -> str:
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtualenv with the built wheel installed, and nothing of this checkout."""
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel `uv build --wheel` makes of this checkout."""
     out = tmp_path_factory.mktemp("dist")
     subprocess.run([_uv(), "build", "--wheel", "--out-dir", str(out), "-q"], cwd=ROOT, check=True)
     wheels = sorted(out.glob("*.whl"))
@@ -46,11 +48,17 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert [w.name for w in wheels] == [f"gke_gpu-{version}-py3-none-any.whl"], (
         "one wheel, named after the project and its version"
     )
+    return wheels[0]
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
+    """A fresh virtualenv with the built wheel installed, and nothing of this checkout."""
     env = tmp_path_factory.mktemp("venv") / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     subprocess.run(
-        [_uv(), "pip", "install", "-q", "--python", str(env / "bin" / "python"), str(wheels[0])],
-        cwd=out,  # no project settings of this checkout apply to the install
+        [_uv(), "pip", "install", "-q", "--python", str(env / "bin" / "python"), str(wheel)],
+        cwd=wheel.parent,  # no project settings of this checkout apply to the install
         check=True,
     )
     return env
@@ -96,6 +104,17 @@ def test_the_wheel_installs_into_a_fresh_virtualenv_and_gives_gpu_service(venv: 
         "GpuService must come from the wheel in the fresh virtualenv, not from this checkout"
     )
     assert no_components, "the wheel must not install a top-level `components` package"
+
+
+@pytest.mark.network
+def test_the_wheel_ships_py_typed_so_type_checkers_read_its_annotations(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    assert f"{IMPORT_NAME}/py.typed" in names, (
+        f"the wheel must ship {IMPORT_NAME}/py.typed (components/py.typed): without that marker "
+        "(PEP 561) mypy and pyright ignore the library's annotations, so a consumer's checker "
+        "sees GpuService, its Args and outputs as untyped"
+    )
 
 
 @pytest.mark.network

@@ -40,6 +40,7 @@ class ArgsError(pulumi.RunError):
 
     def __init__(self, component: str, name: str, problems: Sequence[Problem]) -> None:
         self.problems = [f'{component} "{name}": {p}' for p in problems]
+        self.details = list(problems)  # at their key paths (components/serve/provider.py)
         listing = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(
             f'{len(problems)} problem(s) in the Args of {component} "{name}"; '

@@ -3,7 +3,7 @@ decisions for the workload and the node pools it may land on, given the cluster 
 instead of the whole stack. Every problem at once, with its path in the Args (`workload.gpu.count`,
 `nodePools[0].machineType`, `cluster.mode`); nothing read from the engine.
 
-The Args arrive as TypedDicts (components/service/workload_args.py, generated from the schema):
+The Args arrive as TypedDicts (components/config/workload_args.py, generated from the schema):
 snake_case keys and Enums, which `to_raw` turns back into the stack file's shape.
 """
 

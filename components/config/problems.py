@@ -33,6 +33,9 @@ class ConfigError(pulumi.RunError):
         self, problems: Sequence[Problem | str], where: str = "the gke-gpu config"
     ) -> None:
         self.problems = [str(p) for p in problems]
+        # Each problem at its key path, for a caller that reports them one by one (the
+        # package's provider: components/serve/provider.py).
+        self.details = [p if isinstance(p, Problem) else Problem("(inputs)", p) for p in problems]
         listing = "\n".join(f"  - {p}" for p in problems)
         super().__init__(f"{len(problems)} problem(s) in {where}; nothing was created:\n{listing}")
 

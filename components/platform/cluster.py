@@ -125,8 +125,11 @@ class GkeCluster(pulumi.ComponentResource):
     """A kubeconfig using gke-gcloud-auth-plugin (secret)."""
     node_service_account: pulumi.Output[str]
     """Email of the nodes' dedicated service account."""
-    provider: k8s.Provider
-    """The Kubernetes provider for everything deployed into the cluster."""
+    # `provider` (the Kubernetes provider for everything deployed into the cluster) is an
+    # attribute for Python programs, not a package output: another language's SDK receives an
+    # output as an Output<Provider>, which TypeScript refuses as a resource option and Pulumi
+    # YAML as a provider (pulumi-eks removed its provider outputs for this, pulumi/pulumi#7012).
+    # A consumer makes its own provider on `kubeconfig` (issue 41, docs/package.md).
     system_pools: list[gcp.container.NodePool]
     """Standard: the system pool, which GPU pools wait for (GpuNodePoolArgs.after)."""
 
@@ -346,8 +349,11 @@ class ExistingCluster(pulumi.ComponentResource):
     """The kubeconfig context deployed to, or 'existing' when a kubeconfig is given."""
     kubeconfig: pulumi.Output[str] | None
     """The kubeconfig given (secret); None when a context of the ambient one is used."""
-    provider: k8s.Provider
-    """The Kubernetes provider for everything deployed into the cluster."""
+    # `provider` (the Kubernetes provider for everything deployed into the cluster) is an
+    # attribute for Python programs, not a package output: another language's SDK receives an
+    # output as an Output<Provider>, which TypeScript refuses as a resource option and Pulumi
+    # YAML as a provider (pulumi-eks removed its provider outputs for this, pulumi/pulumi#7012).
+    # A consumer makes its own provider on `kubeconfig` (issue 41, docs/package.md).
 
     def __init__(
         self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None

@@ -11,8 +11,10 @@ import pulumi_gcp as gcp
 
 from ..config import GpuPool, NodePoolConfig, typed
 from ..config.component_checks import ArgsError, pool_args_problems
+from ..config.workload_args import ServiceNodePool
 from ..facts import catalog
 from ..facts.labels import MIN_NODES_REASON_LABEL, POOL_LABEL, POOL_RESOURCE_LABEL
+from .pool_entry import service_pool
 
 # Access is governed by the node service account's IAM roles, not by legacy OAuth scopes.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -295,6 +297,9 @@ class GpuNodePool(pulumi.ComponentResource):
     """The node pool's GKE name (also its nodes' NODEPOOL_LABEL, components/facts/labels.py)."""
     capacity: list[gcp.container.NodePool]
     """What GPU workloads wait for (GpuWorkloadArgs.after): the GKE NodePool."""
+    service_pool: ServiceNodePool
+    """The pool as GpuService reads it: hand it to GpuService's `nodePools`, and its pods land
+    on this pool (components/platform/pool_entry.py)."""
 
     def __init__(
         self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None
@@ -338,6 +343,9 @@ class GpuNodePool(pulumi.ComponentResource):
         )
         self.capacity = [node_pool]
         self.name = node_pool.name
+        # Not registered in the stack's state (what a program's stacks hold stays as it was); the
+        # package's Construct returns it as an output (components/serve/provider.py).
+        self.service_pool = service_pool(pool)
         self.register_outputs({"name": self.name})
 
     def _options(self, args: GpuNodePoolArgs) -> pulumi.ResourceOptions:

@@ -13,9 +13,9 @@ import pulumi
 
 from ..config import NAMESPACE, ExistingClusterConfig, StackConfig, WorkloadConfig
 from ..config.schema import WorkloadSpec
+from ..config.workload_args import ServiceCluster, ServiceNodePool, Workload
 from ..platform import Platform, watched
 from .gpu_service import GpuServiceArgs, GpuServiceWaits
-from .workload_args import ServiceCluster, ServiceNodePool, Workload
 
 
 def service_args(config: StackConfig, platform: Platform) -> list[tuple[str, GpuServiceArgs]]:

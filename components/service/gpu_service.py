@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Literal, cast
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from ..config import WorkloadConfig, defaults
 from ..config.rules.exposure import API_KEY_ENV
@@ -66,12 +67,15 @@ class GpuService(pulumi.ComponentResource):
         # Every problem of the Args at once, before anything is registered.
         resolved = decide(args, f"the Args of GpuService {name!r}")
         super().__init__("gke-gpu:index:GpuService", name, None, opts)
+        # Children are named after this component (a stack names it after its workload), so two
+        # services of one workload name in one program register distinct URNs (issue 41).
+        self._stem = name
         w = resolved.workload
         self.workload: WorkloadConfig = w
         self._args, self._cluster = args, resolved.cluster
         self._waits: GpuServiceWaits = args.get("waits", {})
         self._k8s = pulumi.ResourceOptions(
-            parent=self, providers=[args["kubernetes"]], aliases=WAS_ROOT
+            parent=self, providers=[self._kubernetes(args)], aliases=WAS_ROOT
         )
         self._namespace_name = namespace = args.get("namespace", defaults.DEFAULT_NAMESPACE)
         # The name, carrying the namespace's resources: objects placed in it depend on them.
@@ -82,7 +86,7 @@ class GpuService(pulumi.ComponentResource):
         # Generated once, kept in state, read by vLLM from VLLM_API_KEY (the workload's Secret).
         self.api_key = (
             ApiKey(
-                f"apikey-{w.spec.name}", ApiKeyArgs(workload=w.spec.name), opts=self._root()
+                f"apikey-{self._stem}", ApiKeyArgs(workload=w.spec.name), opts=self._root()
             ).value
             if w.api_key
             else None
@@ -91,7 +95,7 @@ class GpuService(pulumi.ComponentResource):
         # A sleeping model's workload waits for its scaler (see _scale_to_zero: destroy order).
         scaler = self._scale_to_zero(after) if sleeps(w) else None
         workload = GpuWorkload(
-            f"workload-{w.spec.name}",
+            f"workload-{self._stem}",
             GpuWorkloadArgs(
                 namespace=self._namespace,
                 mode=self._cluster.mode,
@@ -104,7 +108,7 @@ class GpuService(pulumi.ComponentResource):
         # The HPA's custom metrics adapter serves GKE clusters only (components/platform).
         if scaler is None and w.spec.autoscale is not None and self._cluster.mode != "existing":
             Autoscaler(
-                f"autoscaler-{w.spec.name}",
+                f"autoscaler-{self._stem}",
                 AutoscalerArgs(
                     namespace=self._namespace,
                     workload=w,
@@ -117,6 +121,17 @@ class GpuService(pulumi.ComponentResource):
         )
         self.url = self.service.url if self.service else None
         self.register_outputs({"url": self.url})
+
+    def _kubernetes(self, args: GpuServiceArgs) -> k8s.Provider:
+        """The consumer's Kubernetes provider, or one of this service's own on `kubeconfig`
+        (a secret), for a program that has the cluster's kubeconfig and no provider."""
+        if "kubernetes" in args:
+            return args["kubernetes"]
+        return k8s.Provider(
+            f"{self._stem}-kubernetes",
+            k8s.ProviderArgs(kubeconfig=pulumi.Output.secret(args.get("kubeconfig", ""))),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
 
     def _pods_wait_for(self) -> list[pulumi.Resource]:
         """What the workload's pods need first: the GPU capacity, the workload's own (its
@@ -142,7 +157,7 @@ class GpuService(pulumi.ComponentResource):
         w = self.workload
         assert w.spec.port is not None
         return ScaleToZero(
-            f"scale-to-zero-{w.spec.name}",
+            f"scale-to-zero-{self._stem}",
             ScaleToZeroArgs(
                 namespace=self._namespace_name,
                 workload=w,
@@ -160,7 +175,7 @@ class GpuService(pulumi.ComponentResource):
         consumers = w.expose.spec.keys if w.expose is not None and self.api_key is not None else ()
         return {
             c: ApiKey(
-                f"apikey-{w.spec.name}/{c}",
+                f"apikey-{self._stem}/{c}",
                 ApiKeyArgs(workload=w.spec.name, consumer=c),
                 opts=self._root(),
             ).value
@@ -178,7 +193,7 @@ class GpuService(pulumi.ComponentResource):
         found: list[pulumi.Resource] = []
         if w.compute_class is not None:
             compute_class = GpuComputeClass(
-                f"class-{w.spec.name}",
+                f"class-{self._stem}",
                 GpuComputeClassArgs(workload=w, project=project),
                 opts=self._k8s,
             )
@@ -190,7 +205,7 @@ class GpuService(pulumi.ComponentResource):
         for prefix, bucket, access in buckets:
             if bucket is not None:
                 found += ModelCacheAccess(
-                    f"{prefix}-{w.spec.name}",
+                    f"{prefix}-{self._stem}",
                     ModelCacheAccessArgs(
                         project=project,
                         namespace=self._namespace_name,
@@ -229,7 +244,7 @@ class GpuService(pulumi.ComponentResource):
         # The production marker the policy pack reads (cluster.production), never the stack name.
         labels = {PRODUCTION_LABEL: "true"} if cluster.production else {}
         service = LoadBalancerService(
-            f"service-{w.spec.name}",
+            f"service-{self._stem}",
             LoadBalancerServiceArgs(
                 name=w.spec.name,
                 namespace=self._namespace,
@@ -249,7 +264,7 @@ class GpuService(pulumi.ComponentResource):
         )
         certificate = self._certificate(service) if expose.spec.tls else None
         ApiGate(
-            f"gate-{w.spec.name}",
+            f"gate-{self._stem}",
             ApiGateArgs(
                 workload=w.spec.name,
                 namespace=self._namespace,
@@ -307,7 +322,7 @@ class GpuService(pulumi.ComponentResource):
             return None
         ips, names = split_hosts(w.expose.spec.hosts)
         return ServerCertificate(
-            f"cert-{w.spec.name}",
+            f"cert-{self._stem}",
             ServerCertificateArgs(
                 ca_cert_pem=ca["cert_pem"],
                 ca_private_key_pem=ca["private_key_pem"],

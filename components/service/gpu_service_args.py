@@ -3,16 +3,18 @@ component (TypedDicts the SDK's analyzer reads: issue 32), and the one function 
 workload from them with the config layer's rules, reporting every problem at once at its property
 path before anything is registered (components/service/gpu_service.py uses both)."""
 
+import dataclasses
 from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..config import ConfigError
+from ..config import ConfigError, defaults, formats
 from ..config.one_workload import Resolved, resolve, to_raw
 from ..config.problems import Problem
+from ..config.rules.names import namespace_problems
 from ..config.schema import ClusterSpec
-from .workload_args import ServiceCluster, ServiceNodePool, Workload
+from ..config.workload_args import ServiceCluster, ServiceNodePool, Workload
 
 
 class GpuServiceCa(TypedDict):
@@ -53,8 +55,12 @@ class GpuServiceArgs(TypedDict):
     cluster: ServiceCluster
     """The cluster's keys its decisions read, as the stack file's `gke-gpu:cluster` writes them
     (`name` and `location` as the cluster has them)."""
-    kubernetes: k8s.Provider
-    """The Kubernetes provider of the cluster every Kubernetes object is created through."""
+    kubernetes: NotRequired[k8s.Provider]
+    """The Kubernetes provider of the cluster every Kubernetes object is created through (or
+    `kubeconfig`)."""
+    kubeconfig: NotRequired[pulumi.Input[str]]
+    """The cluster's kubeconfig (a secret; e.g. GkeCluster's `kubeconfig`), when no
+    `kubernetes` provider is given: the service makes its own provider on it."""
     node_pools: NotRequired[list[ServiceNodePool]]
     """Standard: the cluster's GPU node pools, as `gke-gpu:nodePools` entries, each with the
     `machineType` and `driver` it has; the workload lands on the smallest that fits."""
@@ -97,7 +103,12 @@ def decide(args: GpuServiceArgs, where: str) -> Resolved:
         )
     except ConfigError as error:
         raise ConfigError([*missing, *error.problems], where) from None
-    problems = [*missing, *_problems(args, resolved)]
+    problems = [
+        *missing,
+        *_problems(args, resolved),
+        *_kubernetes_problems(args),
+        *_place_problems(args),
+    ]
     if problems:
         raise ConfigError(problems, where)
     return resolved
@@ -106,12 +117,39 @@ def decide(args: GpuServiceArgs, where: str) -> Resolved:
 def _required(args: GpuServiceArgs) -> list[tuple[str, str]]:
     mode = _mode(args)
     gke = [] if mode == "existing" else [("project", "on GKE"), ("region", "on GKE")]
-    return [("workload", "always"), ("cluster", "always"), ("kubernetes", "always"), *gke]
+    return [("workload", "always"), ("cluster", "always"), *gke]
 
 
 def _mode(args: GpuServiceArgs) -> str:
     mode = args.get("cluster", {}).get("mode")
     return to_raw(mode, None) if mode is not None else ClusterSpec.model_fields["mode"].default
+
+
+def _place_problems(args: GpuServiceArgs) -> list[Problem]:
+    """The namespace, region and project by the stack keys' own rules (a name Kubernetes or
+    Google Cloud would refuse only at `pulumi up`)."""
+    found = [
+        dataclasses.replace(p, path="namespace")
+        for p in namespace_problems(args.get("namespace", defaults.DEFAULT_NAMESPACE))
+    ]
+    shapes = (
+        ("region", formats.REGION, "a Google Cloud region like `us-central1`"),
+        ("project", formats.PROJECT_ID, "a project ID like `acme-ml-dev`"),
+    )
+    for key, pattern, shape in shapes:
+        value = args.get(key)
+        if isinstance(value, str) and value and not formats.matches(pattern, value):
+            found.append(Problem(key, f"{formats.show(value)} is not {shape}: set it so."))
+    return found
+
+
+def _kubernetes_problems(args: GpuServiceArgs) -> list[Problem]:
+    """Exactly one way to reach the cluster: a provider, or a kubeconfig."""
+    given = [key for key in ("kubernetes", "kubeconfig") if key in args]
+    if len(given) == 1:
+        return []
+    fix = "set one" if not given else "keep one"
+    return [Problem("kubernetes", f"a Kubernetes provider, or `kubeconfig`: {fix}.")]
 
 
 def _problems(args: GpuServiceArgs, resolved: Resolved) -> list[Problem]:

@@ -3,7 +3,7 @@ module gke-gpu-go
 go 1.26.6
 
 require (
-	example.com/pulumi-gke-gpu/sdk/go v0.0.0
+	github.com/gke-gpu/gke-gpu/sdk/go v0.0.0
 	github.com/pulumi/pulumi-kubernetes/sdk/v4 v4.32.0
 	github.com/pulumi/pulumi/sdk/v3 v3.274.1
 )
@@ -121,7 +121,7 @@ require (
 )
 
 // The SDK `pulumi package add` writes (main.go says how).
-replace example.com/pulumi-gke-gpu/sdk/go => ./sdks/gke-gpu
+replace github.com/gke-gpu/gke-gpu/sdk/go => ./sdks/gke-gpu
 
 // github.com/pulumi/pulumi-gcp/sdk/v9 (indirect) is the Go SDK of the gcp node pools GkeCluster
 // and GpuNodePool return: v9.6.0 is the newest the Go module proxy serves; the SDK of pulumi_gcp

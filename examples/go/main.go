@@ -15,7 +15,7 @@
 package main
 
 import (
-	gkegpu "example.com/pulumi-gke-gpu/sdk/go/gkegpu"
+	gkegpu "github.com/gke-gpu/gke-gpu/sdk/go/gkegpu"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
@@ -46,16 +46,17 @@ func main() {
 			Kubernetes: cluster,
 			Cluster:    gkegpu.ServiceClusterArgs{Mode: &mode},
 			Workload: gkegpu.WorkloadArgs{
-				Name: "vector-add",
+				Name: pulumi.String("vector-add"),
 				Kind: &kind,
 				// NVIDIA's CUDA sample: adds two vectors on the GPU and prints "Test PASSED".
-				Image:        "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
-				Gpu:          &gkegpu.WorkloadGpuArgs{Count: pulumi.IntRef(1)},
-				Resources:    &gkegpu.WorkloadResourcesArgs{Cpu: pulumi.StringRef("500m"), Memory: pulumi.StringRef("1Gi")},
-				BackoffLimit: pulumi.IntRef(0),
+				Image:        pulumi.String("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"),
+				Gpu:          &gkegpu.WorkloadGpuArgs{Count: pulumi.Int(1)},
+				Resources:    &gkegpu.WorkloadResourcesArgs{Cpu: pulumi.String("500m"), Memory: pulumi.String("1Gi")},
+				BackoffLimit: pulumi.Int(0),
 			},
+			Namespace: namespace.Metadata.Name().Elem(),
 			Waits: &gkegpu.GpuServiceWaitsArgs{
-				Namespace: []pulumi.StringInput{namespace.Metadata.Name().Elem()},
+				Namespace: pulumi.StringArray{namespace.Metadata.Name().Elem()},
 			},
 		})
 		return err

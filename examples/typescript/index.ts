@@ -1,13 +1,25 @@
 // gke-gpu from TypeScript (issue 33): a Standard GKE cluster, an L4 Spot node pool, and one vLLM
 // service on it behind its API gate, through the gke-gpu component package (`pulumi package add`,
 // docs/package.md). tests/test_package_consumers.py checks every gke-gpu class, input and output
-// used here against the schema the package serves.
+// used here against the schema the package serves; tests/real/test_package_sdks.py type-checks
+// it with tsc against the SDK Pulumi's generator writes.
+//
+// Outputs of other resources flow in where a value is computed (issue 41): the project from the
+// API this program enables, the cluster's name and kubeconfig, the pool as GpuService reads it.
+import * as gcp from "@pulumi/gcp";
 import * as k8s from "@pulumi/kubernetes";
 import * as tls from "@pulumi/tls";
-import * as gkegpu from "@pulumi/gke-gpu";
+import * as gkegpu from "@gke-gpu/gke-gpu";
+
+// GKE's API, enabled before anything uses it: its `project` output carries that order.
+const containerApi = new gcp.projects.Service("container", {
+    project: "acme-ml-dev",
+    service: "container.googleapis.com",
+    disableOnDestroy: false,
+});
 
 const cluster = new gkegpu.GkeCluster("cluster", {
-    project: "acme-ml-dev",
+    project: containerApi.project,
     region: "us-central1",
     cluster: {
         name: "gpu-typescript",
@@ -20,7 +32,7 @@ const cluster = new gkegpu.GkeCluster("cluster", {
 });
 
 const l4 = new gkegpu.GpuNodePool("l4", {
-    project: "acme-ml-dev",
+    project: containerApi.project,
     location: "us-central1",
     clusterName: cluster.name,
     serviceAccount: cluster.nodeServiceAccount,
@@ -32,12 +44,11 @@ const l4 = new gkegpu.GpuNodePool("l4", {
     after: cluster.systemPools,
 });
 
-// The Kubernetes provider everything below is deployed with, from the cluster's kubeconfig: the
-// `provider` resource option takes a provider object, not the Output<Provider> the component
-// returns as `cluster.provider` (tsc: TS2322). Reading cluster.kubeconfig waits for the whole
-// cluster, its system pool included, as cluster.provider does; the cluster's name identifies it,
-// so only another cluster replaces it and what is deployed through it (cluster.provider: the
-// cluster's id, projects/P/locations/L/clusters/NAME).
+// The Kubernetes provider this program's own objects are deployed with, from the cluster's
+// kubeconfig (the components return no provider: a resource option takes a provider object, not
+// an Output<Provider>). Reading cluster.kubeconfig waits for the whole cluster, its system pool
+// included; the cluster's name identifies it, so only another cluster replaces it and what is
+// deployed through it.
 const provider = new k8s.Provider("gke", {
     kubeconfig: cluster.kubeconfig,
     clusterIdentifier: cluster.name,
@@ -64,20 +75,19 @@ const ca = new tls.SelfSignedCert("ca", {
 });
 
 const llm = new gkegpu.GpuService("llm", {
-    kubernetes: provider,
-    project: "acme-ml-dev",
+    // The service makes its own Kubernetes provider on the cluster's kubeconfig (a secret).
+    kubeconfig: cluster.kubeconfig,
+    project: containerApi.project,
     region: "us-central1",
     cluster: {
         mode: "standard",
-        name: "gpu-typescript",
+        name: cluster.name,
         location: "us-central1",
         deletionProtection: false,
     },
-    // The pools the workload may land on, as GpuNodePool builds them: the same settings, so the
-    // workload selects the pool's GKE name (a hash of what replaces it).
-    nodePools: [
-        { name: "l4", gpu: { type: "nvidia-l4", count: 1 }, spot: true, maxNodes: 2, driver: "latest" },
-    ],
+    // The pools the workload may land on, as the pools themselves describe them: its pods select
+    // the GKE name of exactly the pool registered above.
+    nodePools: [l4.servicePool],
     workload: {
         name: "llm",
         kind: "Deployment",

@@ -180,7 +180,12 @@ def test_the_typescript_example_type_checks_against_the_generated_sdk(
     sdks: dict[str, Path], tmp_path: Path
 ) -> None:
     modules = link_node_modules(tmp_path)
-    sdk = modules / "@pulumi" / "gke-gpu"
+    # Where `npm install` puts the SDK: under its package.json name (the schema's
+    # language.nodejs.packageName, which examples/typescript imports).
+    name = json.loads((sdks["nodejs"] / "package.json").read_text())["name"]
+    assert name == "@gke-gpu/gke-gpu", f"the Node.js SDK is named {name}, not what docs say"
+    sdk = modules / name
+    sdk.parent.mkdir(exist_ok=True)
     shutil.copytree(sdks["nodejs"], sdk)
     path = f"{modules / '.bin'}{os.pathsep}{os.environ.get('PATH', '')}"
     # What `npm install` of the linked SDK runs: its postinstall compiles it into bin/ (`main`).

@@ -1,4 +1,4 @@
-"""Generates components/service/workload_args.py: the stack file's workload (and node pool, and
+"""Generates components/config/workload_args.py: the stack file's workload (and node pool, and
 the cluster keys a workload's decisions read) as TypedDicts Pulumi's schema analyzer reads, from
 the pydantic schema, so GpuServiceArgs restates no schema field (issue 32).
 
@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from components.config.schema import ClusterSpec, NodePoolSpec, WorkloadSpec
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGET = ROOT / "components" / "service" / "workload_args.py"
+TARGET = ROOT / "components" / "config" / "workload_args.py"
 COMMAND = "python -m tools.args --write"
 LINE_LENGTH = 100  # ruff's (pyproject.toml)
 # The cluster keys a workload's decisions read (placement, addresses, versions, the marker).

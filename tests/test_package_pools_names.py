@@ -308,3 +308,23 @@ def test_two_services_of_one_workload_name_register_distinct_urns(tmp_path: Path
             f"every child of GpuService {name!r} is named after it, so another service of the "
             f"same workload name never takes its URN: {foreign}"
         )
+
+
+def test_a_service_named_apart_from_its_workload_keeps_its_children_from_0_1_0(
+    tmp_path: Path,
+) -> None:
+    recording = _run(tmp_path, "build_two()")
+    service = {r.name: r.urn for r in recording.of_type(SERVICE)}
+    children = [c for c in _descendants(recording, service["a"]) if c.parent == service["a"]]
+    unaliased = [
+        c.name
+        for c in children
+        if c.name != "a-kubernetes"
+        and {"name": c.name.replace("-a", "-llm", 1)}
+        not in [{k: v for k, v in alias.items() if k == "name"} for alias in c.aliases]
+    ]
+    assert not unaliased, (
+        "the 0.1.0 library named GpuService's children after the workload (`workload-llm`): a "
+        "program that named its service otherwise must find them under an alias, or `pulumi up` "
+        f"deletes and recreates them (the model's Deployment, its gate, its keys): {unaliased}"
+    )

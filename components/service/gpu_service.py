@@ -83,19 +83,12 @@ class GpuService(pulumi.ComponentResource):
             lambda _: namespace
         )
         after = self._pods_wait_for()
-        # Generated once, kept in state, read by vLLM from VLLM_API_KEY (the workload's Secret).
-        self.api_key = (
-            ApiKey(
-                f"apikey-{self._stem}", ApiKeyArgs(workload=w.spec.name), opts=self._root()
-            ).value
-            if w.api_key
-            else None
-        )
+        self.api_key = self._api_key()
         self.consumer_keys = self._consumer_keys()
         # A sleeping model's workload waits for its scaler (see _scale_to_zero: destroy order).
         scaler = self._scale_to_zero(after) if sleeps(w) else None
         workload = GpuWorkload(
-            f"workload-{self._stem}",
+            self._child("workload"),
             GpuWorkloadArgs(
                 namespace=self._namespace,
                 mode=self._cluster.mode,
@@ -103,24 +96,35 @@ class GpuService(pulumi.ComponentResource):
                 secret_values=self._secret_values(),
                 after=[*after, *([scaler] if scaler else [])],
             ),
-            opts=self._k8s,
+            opts=self._opts(self._k8s, "workload"),
         )
         # The HPA's custom metrics adapter serves GKE clusters only (components/platform).
         if scaler is None and w.spec.autoscale is not None and self._cluster.mode != "existing":
             Autoscaler(
-                f"autoscaler-{self._stem}",
+                self._child("autoscaler"),
                 AutoscalerArgs(
                     namespace=self._namespace,
                     workload=w,
                     after=_waiting(self._waits.get("metrics_adapter", [])),
                 ),
-                opts=self._k8s,
+                opts=self._opts(self._k8s, "autoscaler"),
             )
         self.service: LoadBalancerService | None = (
             self._expose(workload) if w.expose is not None and workload.port is not None else None
         )
         self.url = self.service.url if self.service else None
         self.register_outputs({"url": self.url})
+
+    def _api_key(self) -> pulumi.Output[str] | None:
+        """Generated once, kept in state, read by vLLM from VLLM_API_KEY (the workload's
+        Secret)."""
+        if not self.workload.api_key:
+            return None
+        return ApiKey(
+            self._child("apikey"),
+            ApiKeyArgs(workload=self.workload.spec.name),
+            opts=self._opts(self._root(), "apikey"),
+        ).value
 
     def _kubernetes(self, args: GpuServiceArgs) -> k8s.Provider:
         """The consumer's Kubernetes provider, or one of this service's own on `kubeconfig`
@@ -157,7 +161,7 @@ class GpuService(pulumi.ComponentResource):
         w = self.workload
         assert w.spec.port is not None
         return ScaleToZero(
-            f"scale-to-zero-{self._stem}",
+            self._child("scale-to-zero"),
             ScaleToZeroArgs(
                 namespace=self._namespace_name,
                 workload=w,
@@ -165,7 +169,7 @@ class GpuService(pulumi.ComponentResource):
                 generation_seconds=defaults.GENERATION_SECONDS,
                 after=[*_waiting(self._waits.get("keda", [])), *capacity],
             ),
-            opts=self._k8s,
+            opts=self._opts(self._k8s, "scale-to-zero"),
         )
 
     def _consumer_keys(self) -> dict[str, pulumi.Output[str]]:
@@ -175,12 +179,31 @@ class GpuService(pulumi.ComponentResource):
         consumers = w.expose.spec.keys if w.expose is not None and self.api_key is not None else ()
         return {
             c: ApiKey(
-                f"apikey-{self._stem}/{c}",
+                self._child("apikey", f"/{c}"),
                 ApiKeyArgs(workload=w.spec.name, consumer=c),
-                opts=self._root(),
+                opts=self._opts(self._root(), "apikey", f"/{c}"),
             ).value
             for c in consumers
         }
+
+    def _child(self, prefix: str, tail: str = "") -> str:
+        """A child's name: after this component (issue 41), so two services of one workload name
+        in one program do not collide."""
+        return f"{prefix}-{self._stem}{tail}"
+
+    def _opts(
+        self, base: pulumi.ResourceOptions, prefix: str, tail: str = ""
+    ) -> pulumi.ResourceOptions:
+        """A child's options, with an alias to the name it had before 0.2.0 (after the workload)
+        when that differs: a Python program of the 0.1.0 library that named its GpuService
+        otherwise keeps every child (their own children follow: the SDK derives their aliases
+        from the parent's name prefix). The shipped stacks name it after the workload: no alias."""
+        old = f"{prefix}-{self.workload.spec.name}{tail}"
+        if old == self._child(prefix, tail):
+            return base
+        return pulumi.ResourceOptions.merge(
+            base, pulumi.ResourceOptions(aliases=[pulumi.Alias(name=old)])
+        )
 
     def _root(self) -> pulumi.ResourceOptions:
         """A child that is not a Kubernetes object (default providers)."""
@@ -193,9 +216,9 @@ class GpuService(pulumi.ComponentResource):
         found: list[pulumi.Resource] = []
         if w.compute_class is not None:
             compute_class = GpuComputeClass(
-                f"class-{self._stem}",
+                self._child("class"),
                 GpuComputeClassArgs(workload=w, project=project),
-                opts=self._k8s,
+                opts=self._opts(self._k8s, "class"),
             )
             found += compute_class.resources
         buckets: tuple[tuple[str, str | None, Literal["reader", "writer"]], ...] = (
@@ -205,7 +228,7 @@ class GpuService(pulumi.ComponentResource):
         for prefix, bucket, access in buckets:
             if bucket is not None:
                 found += ModelCacheAccess(
-                    f"{prefix}-{self._stem}",
+                    self._child(prefix),
                     ModelCacheAccessArgs(
                         project=project,
                         namespace=self._namespace_name,
@@ -214,7 +237,7 @@ class GpuService(pulumi.ComponentResource):
                         access=access,
                         after=_waiting(self._waits.get("cluster", [])),
                     ),
-                    opts=self._root(),
+                    opts=self._opts(self._root(), prefix),
                 ).ready
         if w.queue is not None:
             found += _waiting(self._waits.get("kueue", []))
@@ -244,7 +267,7 @@ class GpuService(pulumi.ComponentResource):
         # The production marker the policy pack reads (cluster.production), never the stack name.
         labels = {PRODUCTION_LABEL: "true"} if cluster.production else {}
         service = LoadBalancerService(
-            f"service-{self._stem}",
+            self._child("service"),
             LoadBalancerServiceArgs(
                 name=w.spec.name,
                 namespace=self._namespace,
@@ -260,11 +283,11 @@ class GpuService(pulumi.ComponentResource):
                 endpoints=expose.endpoints,
                 site=self._site(settings.request_timeout_seconds) if expose.domain else None,
             ),
-            opts=self._k8s,
+            opts=self._opts(self._k8s, "service"),
         )
         certificate = self._certificate(service) if expose.spec.tls else None
         ApiGate(
-            f"gate-{self._stem}",
+            self._child("gate"),
             ApiGateArgs(
                 workload=w.spec.name,
                 namespace=self._namespace,
@@ -279,7 +302,7 @@ class GpuService(pulumi.ComponentResource):
                 via_interceptor=sleeps(w),
                 scraped=self._args.get("monitored", False) and cluster.mode != "existing",
             ),
-            opts=self._k8s,
+            opts=self._opts(self._k8s, "gate"),
         )
         return service
 
@@ -322,7 +345,7 @@ class GpuService(pulumi.ComponentResource):
             return None
         ips, names = split_hosts(w.expose.spec.hosts)
         return ServerCertificate(
-            f"cert-{self._stem}",
+            self._child("cert"),
             ServerCertificateArgs(
                 ca_cert_pem=ca["cert_pem"],
                 ca_private_key_pem=ca["private_key_pem"],
@@ -332,7 +355,7 @@ class GpuService(pulumi.ComponentResource):
                 ),
                 dns_names=[*names, *cluster_dns_names(w.spec.name, self._namespace_name)],
             ),
-            opts=self._root(),
+            opts=self._opts(self._root(), "cert"),
         )
 
 

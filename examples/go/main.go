@@ -3,7 +3,7 @@
 // Job that gets one GPU, through the gke-gpu component package. The same program as
 // examples/yaml-existing/Pulumi.yaml.
 //
-//	pulumi package add github.com/OWNER/gke-gpu/provider@v0.1.0   # the SDK, in sdks/gke-gpu (docs/package.md)
+//	pulumi package add github.com/OWNER/gke-gpu/provider@v0.2.0   # the SDK, in sdks/gke-gpu (docs/package.md)
 //	pulumi stack init existing
 //	pulumi config set --secret kubeconfig "$(cat ~/.kube/config)"
 //	pulumi up

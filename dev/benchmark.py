@@ -42,6 +42,7 @@ SDK_CLASSES = {
     "gcp:compute/address:Address": "pulumi_gcp.compute.Address",
     "gcp:compute/globalAddress:GlobalAddress": "pulumi_gcp.compute.GlobalAddress",
     "gcp:compute/securityPolicy:SecurityPolicy": "pulumi_gcp.compute.SecurityPolicy",
+    "gcp:compute/sSLPolicy:SSLPolicy": "pulumi_gcp.compute.SSLPolicy",
     "gcp:endpoints/service:Service": "pulumi_gcp.endpoints.Service",
     "gcp:certificatemanager/dnsAuthorization:DnsAuthorization": (
         "pulumi_gcp.certificatemanager.DnsAuthorization"
@@ -99,6 +100,7 @@ SDK_CLASSES = {
             "gateway.networking.k8s.io/v1:Gateway",
             "gateway.networking.k8s.io/v1:HTTPRoute",
             "networking.gke.io/v1:GCPBackendPolicy",
+            "networking.gke.io/v1:GCPGatewayPolicy",
             "networking.gke.io/v1:HealthCheckPolicy",
         )
     },

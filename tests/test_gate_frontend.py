@@ -313,3 +313,23 @@ def test_the_gateway_gate_keeps_idle_connections_past_the_front_ends_reuse_as_th
         "a directly exposed gate keeps its 5 s against slow clients"
     )
     assert "the one Google's front end appends" in configs.plan, configs.plan
+
+
+def test_every_answer_behind_the_gateway_tells_browsers_to_keep_to_https(
+    configs: Configs, dev: Recording, tmp_path: Path
+) -> None:
+    """Issue 43's edge: HSTS on the domain's answers, the gate's own refusals included (a
+    browser that saw one never sends the key over plain HTTP to the name again)."""
+    with behind_front_end(configs.new, dev, tmp_path) as front:
+        request = _request("POST", "/v1/chat/completions", RIGHT, body=b'{"model": "m"}')
+        served = _send(front.gate, request, port=front.port)
+        keyless = _request("POST", "/v1/chat/completions", body=b'{"model": "m"}')
+        refused = _send(front.gate, keyless, port=front.port)
+    want = f"max-age={limits.HSTS_SECONDS}"
+    for answer in (served, refused):
+        assert answer.headers.get("strict-transport-security") == want, (
+            f"a {answer.status} through the front end must carry Strict-Transport-Security "
+            f"{want}: {answer.headers}"
+        )
+    assert (served.status, refused.status) == (200, 401)
+    assert "Strict-Transport-Security" not in configs.old, "a direct gate is not on a name"

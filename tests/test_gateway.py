@@ -22,6 +22,7 @@ import yaml
 
 from components.expose.gateway import GATEWAY_API, GATEWAY_CLASS, PROXY_RANGES
 from components.service import haproxy
+from components.service import haproxy_limits as limits
 from components.service.gate import gate_selector
 from tests.conftest import MINIMAL, STANDARD, vllm_workload_problems
 from tests.test_gate import HAPROXY, _wait_for_port, free_port, on_ports
@@ -245,7 +246,8 @@ def test_what_the_gateway_path_does_not_do_is_refused_with_its_key_path(
     assert any(p.startswith(f"workloads[0].{where}:") and words in p for p in problems), problems
 
 
-AUTO = f"llm.endpoints.{MINIMAL['gcp:project']}.cloud.goog"
+# `auto` names carry the cluster's name (the stack's default, gke-gpu-<stack>) and the workload's.
+AUTO = f"gke-gpu-test-llm.endpoints.{MINIMAL['gcp:project']}.cloud.goog"
 ENDPOINTS = "gcp:endpoints/service:Service"
 
 
@@ -254,7 +256,10 @@ def test_domain_auto_names_the_endpoint_under_cloud_goog_with_a_load_balancer_au
 ) -> None:
     recording = run(domain_stack("auto"))
     service = recording.one(ENDPOINTS).inputs
-    assert service["serviceName"] == AUTO, "the free name is <workload>.endpoints.<project>..."
+    assert service["serviceName"] == AUTO, (
+        "the free name is <cluster>-<workload>.endpoints.<project>.cloud.goog: another stack or "
+        "cluster of the project with a workload of the same name never takes it (issue 43)"
+    )
     document = yaml.safe_load(service["openapiConfig"])
     assert document["x-google-endpoints"] == [{"name": AUTO, "target": GLOBAL_IP}], (
         "Cloud Endpoints points the name at the Gateway's reserved global address"
@@ -269,15 +274,29 @@ def test_domain_auto_names_the_endpoint_under_cloud_goog_with_a_load_balancer_au
     assert routes == [[AUTO], [AUTO]]
 
 
-def test_up_after_destroy_gets_the_same_endpoints_name_back(run: Callable[..., Recording]) -> None:
-    """`pulumi destroy` leaves the Endpoints service (deletionPolicy ABANDON: a deleted one is
-    disabled for 30 days and its name refused); the next `pulumi up` registers the same service
-    name, which the provider finds and reuses (resourceEndpointsServiceCreate: created only when
-    the lookup fails). What the engine is asked, before and after, is the same."""
+def test_two_stacks_of_one_project_name_their_auto_domains_apart(
+    run: Callable[..., Recording],
+) -> None:
+    """Issue 43's collision: two stacks (two clusters) of one project, each with the default
+    workload name, used to ask for the same Endpoints name and certificate."""
+    names = {
+        stack: run(domain_stack("auto"), stack=stack).one(ENDPOINTS).inputs["serviceName"]
+        for stack in ("team-a", "team-b")
+    }
+    assert names["team-a"] != names["team-b"], (
+        f"a second stack would take the first one's name and its certificate: {names}"
+    )
+
+
+def test_destroy_deletes_the_endpoints_name_with_its_address(run: Callable[..., Recording]) -> None:
+    """`pulumi destroy` deletes the Endpoints service (deletionPolicy DELETE): a service left in
+    place kept the name pointing at the address the stack released, which someone else may be
+    given (issue 43). The next `pulumi up` asks for the same service by the same name (after
+    `gcloud endpoints services undelete` within 30 days, which the plan says)."""
     first, again = run(domain_stack("auto")), run(domain_stack("auto"))
     before, after = first.one(ENDPOINTS), again.one(ENDPOINTS)
-    assert before.inputs["deletionPolicy"] == "ABANDON", (
-        "destroy must leave the service, or its name is locked for 30 days"
+    assert before.inputs["deletionPolicy"] == "DELETE", (
+        "destroy must not leave the name pointing at a released address"
     )
     assert (after.urn, after.inputs) == (before.urn, before.inputs), (
         "up after destroy asks for the same service by the same name"
@@ -285,12 +304,12 @@ def test_up_after_destroy_gets_the_same_endpoints_name_back(run: Callable[..., R
 
 
 def test_the_plan_warns_of_the_30_day_reservation_and_says_how_to_undelete(tmp_path: Path) -> None:
-    stack = tmp_path / "Pulumi.auto.yaml"
+    stack = tmp_path / "Pulumi.test.yaml"
     stack.write_text(yaml.safe_dump({"config": domain_stack("auto")}))
-    text = summary(render("auto", stack))
-    assert "stays reserved 30 days" in text and f"gcloud endpoints services undelete {AUTO}" in (
-        text
-    ), "the plan says the name is reserved after deletion and how to get it back"
+    text = summary(render("test", stack))
+    assert "stays reserved to this project 30 days" in text and (
+        f"gcloud endpoints services undelete {AUTO}"
+    ) in (text), "the plan says the name is reserved after deletion and how to get it back"
     assert "DNS records to create: none" in text
 
 
@@ -328,3 +347,41 @@ def test_a_domain_on_an_existing_cluster_is_refused_with_the_reason() -> None:
         p.startswith("workloads[0].expose.domain:") and "existing cluster" in p
         for p in error.value.problems
     ), error.value.problems
+
+
+def test_the_gateway_admits_tls_1_2_and_up_only(run: Callable[..., Recording]) -> None:
+    """Issue 43's edge: Google's default SSL policy admits TLS 1.0; the Gateway gets one of its
+    own, which its GCPGatewayPolicy names."""
+    recording = run(domain_stack())
+    policy = recording.one("gcp:compute/sSLPolicy:SSLPolicy").inputs
+    assert (policy["minTlsVersion"], policy["profile"]) == ("TLS_1_2", "MODERN"), policy
+    (gateway_policy,) = _custom(recording, "GCPGatewayPolicy")
+    assert gateway_policy["spec"]["default"]["sslPolicy"] == policy["name"], gateway_policy
+    assert gateway_policy["spec"]["targetRef"]["kind"] == "Gateway"
+    (gateway,) = _custom(recording, "Gateway")
+    assert gateway_policy["spec"]["targetRef"]["name"] == gateway["metadata"]["name"], (
+        "the policy must name the Gateway the stack makes, or the default policy applies"
+    )
+
+
+def test_streams_and_websockets_last_an_hour_and_a_rollout_drains(
+    run: Callable[..., Recording],
+) -> None:
+    """Issue 43: the backend timeout is a request's whole life for Google's load balancer, so it
+    is the longest stream the gate allows (its tunnel limit), not the gate's longest silence; a
+    gate leaving the backends drains what it serves."""
+    (policy,) = _custom(run(domain_stack()), "GCPBackendPolicy")
+    default = policy["spec"]["default"]
+    assert default["timeoutSec"] >= limits.TUNNEL_SECONDS, (
+        f"a streamed answer or WebSocket would be cut after {default['timeoutSec']} s while the "
+        f"gate keeps a tunnel {limits.TUNNEL_SECONDS} s"
+    )
+    assert 0 < default["connectionDraining"]["drainingTimeoutSec"] <= 3600, default
+
+
+def test_the_plan_says_the_load_balancers_limits_and_edge(tmp_path: Path) -> None:
+    stack = tmp_path / "Pulumi.test.yaml"
+    stack.write_text(yaml.safe_dump({"config": domain_stack()}))
+    text = summary(render("test", stack))
+    for words in ("TLS 1.2 and up", "HSTS", "ends 1 h after it began", "connection draining"):
+        assert words in text, f"the plan must say {words!r} of the Gateway: {text}"

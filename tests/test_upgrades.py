@@ -124,6 +124,27 @@ INTENDED_REPLACEMENTS: dict[str, str] = {
         for urn in _gate_configs(stack)
     },
 }
+# Issue 43: an `auto` domain is named after the cluster and the workload (a second stack of the
+# project with a workload `llm` took the name and its certificate). The Endpoints service under
+# the new name, its certificate and map entry are created, then the old ones deleted; the old
+# name stops resolving (clients move to the new URL, the stack's `url` output).
+_AUTO_NAME = (
+    "issue 43: `domain: auto` is <cluster>-<workload>.endpoints.<project>.cloud.goog, no longer "
+    "<workload>.endpoints...: the Endpoints service, the Google-managed certificate and the "
+    "certificate map entry are replaced for the new name (the old service is deleted: "
+    "deletionPolicy DELETE), and clients move to the new URL."
+)
+_LB = (
+    "urn:pulumi:gateway-auto::gke-gpu::gke-gpu:index:GpuService$gke-gpu:index:LoadBalancerService$"
+)
+INTENDED_REPLACEMENTS.update(
+    {
+        _LB + "gcp:certificatemanager/certificate:Certificate::service-llm-certificate": _AUTO_NAME,
+        _LB + "gcp:certificatemanager/certificateMapEntry:CertificateMapEntry::"
+        "service-llm-certificate-map-entry": _AUTO_NAME,
+        _LB + "gcp:endpoints/service:Service::service-llm-endpoints": _AUTO_NAME,
+    }
+)
 # The Namespace before it moved into WorkloadNamespace (c1cc197 moved it without an alias): stacks
 # deployed before then hold it at the root, and the alias keeps it (and everything in it).
 PRE_COMPONENT_NAMESPACE = "urn:pulumi:{stack}::gke-gpu::kubernetes:core/v1:Namespace::namespace"

@@ -39,16 +39,21 @@ def _grant_line(role: str, scope: str, needs: list[Need]) -> str:
     return f"            {_role_text(role)} on {scope}{condition}{binds} ({', '.join(whys)})"
 
 
-def _broad_lines(needs: list[Need], deployment: Deployment) -> list[str]:
-    """The broad grants a stack that CI deploys needs: what each reaches, and how to avoid it."""
+def _broad_lines(needs: list[Need], deployment: Deployment | None) -> list[str]:
+    """The broad grants the stack needs: what each reaches, and how to avoid it; a warning (`!`)
+    for a stack that CI deploys."""
     broad = sorted({(n.role, n.scope) for n in needs if n.role in BROAD})
     if not broad:
         return []
-    reviewer = "" if deployment.reviewed else ", with no reviewer"
-    lines = [
-        f"            ! {deployment.workflow} deploys this stack {deployment.trigger}{reviewer}, "
-        "and it needs broad grants:"
-    ]
+    if deployment is None:
+        head = "            broad: these grants reach beyond what the stack owns:"
+    else:
+        reviewer = "" if deployment.reviewed else ", with no reviewer"
+        head = (
+            f"            ! {deployment.workflow} deploys this stack {deployment.trigger}"
+            f"{reviewer}, and it needs broad grants:"
+        )
+    lines = [head]
     for role, scope in broad:
         reach, instead = BROAD[role]
         lines.append(f"              {role} on {scope} {reach}: {instead}")
@@ -56,8 +61,8 @@ def _broad_lines(needs: list[Need], deployment: Deployment) -> list[str]:
 
 
 def summary_lines(recording: Recording, deployment: Deployment | None = None) -> list[str]:
-    """The plan's `iam` section: one line per role and scope the deploy identity needs, and, for
-    a stack CI deploys (tools.stacks.ci_deployment), a warning for each broad grant."""
+    """The plan's `iam` section: one line per role and scope the deploy identity needs, then the
+    broad grants among them, as a warning for a stack CI deploys (tools.stacks.ci_deployment)."""
     lines = [
         "  iam       the deploy identity needs, besides the state bucket, the KMS key and "
         "roles/compute.viewer on the project (reads of networks, zones and machine types) "
@@ -81,4 +86,4 @@ def summary_lines(recording: Recording, deployment: Deployment | None = None) ->
             "            Kubernetes objects of the existing cluster: its kubeconfig's credentials "
             "decide (no Google Cloud role derived here)"
         )
-    return lines + (_broad_lines(needs, deployment) if deployment is not None else [])
+    return lines + _broad_lines(needs, deployment)

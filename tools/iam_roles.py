@@ -158,6 +158,16 @@ https://cloud.google.com/armor/docs/configure-rate-limiting)."""
 # (resourceComputeSecurityPolicyUpdate, same file and commit). compute.securityPolicies.use
 # (attaching the policy to a backend service) is GKE's Gateway controller's call, not the deploy
 # identity's.
+# IAM Conditions: resource attributes work only for the services and resource types "Resource
+# attributes for IAM Conditions" lists (https://cloud.google.com/iam/docs/conditions-resource-
+# attributes: "Other services and resource types do not recognize resource attributes").
+# compute.googleapis.com is listed, but the part of its type list read here (BackendService, Disk,
+# Firewall, ForwardingRule, GlobalForwardingRule, Image, Instance, InstanceTemplate, ...) shows no
+# SecurityPolicy, GlobalAddress nor SslPolicy, and the rest was not readable; certificatemanager
+# and servicemanagement are not among its services, nor among those whose resource name
+# conditions can control ("Configure resource-based access", https://cloud.google.com/iam/docs/
+# configuring-resource-based-access). So no condition narrows CLOUD_ARMOR_ROLE, GATEWAY_ROLE or
+# ENDPOINTS_ROLE to the stack's own objects: each is project-wide, and BROAD below says so.
 CLOUD_ARMOR_PERMISSIONS = (
     "compute.globalOperations.get",
     "compute.securityPolicies.create",
@@ -167,9 +177,124 @@ CLOUD_ARMOR_PERMISSIONS = (
     "compute.securityPolicies.update",
 )
 
+GATEWAY_ROLE = "projects/PROJECT_ID/roles/gkeGpuGateway"
+"""A custom role with exactly GATEWAY_PERMISSIONS, for expose.domain (components/expose/), instead
+of roles/compute.publicIpAdmin (51 permissions: every address and public prefix of the project)
+and roles/certificatemanager.editor (61, and no *.delete at all, so `pulumi destroy` and a domain
+change were refused: gcp/roles/<role>.json above)."""
+# What the Terraform provider behind pulumi-gcp calls (hashicorp/terraform-provider-google@
+# e03b7622a26cf4e878f90bdccaca6aa3d03a7999, google/services/): compute/resource_compute_global_
+# address.go (POST global/addresses, GET, POST setLabels after the create when the address has
+# labels, DELETE), compute/resource_compute_ssl_policy.go (POST global/sslPolicies, GET, PATCH,
+# DELETE; no labels), compute/compute_operation.go (each compute call waited for with GET
+# global/operations/O), certificatemanager/resource_certificate_manager_{dns_authorization,
+# certificate,certificate_map,certificate_map_entry}.go (POST, GET, PATCH, DELETE, each waited for
+# with GET of its operation: certificate_manager_operation.go). What each call checks: gcp/map.json
+# above (compute.globalAddresses.insert -> globalAddresses.create, get -> get, setLabels ->
+# setLabels, delete -> delete; sslPolicies.insert -> create, get -> get, patch -> get + update,
+# delete -> delete; globalOperations.get -> globalOperations.get; certificatemanager.projects.
+# locations.{dnsAuthorizations,certificates,certificateMaps,certificateMaps.certificateMapEntries}
+# .{create,get,patch,delete} -> certificatemanager.{dnsauthorizations,certs,certmaps,
+# certmapentries}.{create,get,update + get,delete}; operations.get -> certificatemanager.operations.
+# get). What map.json leaves out, from Certificate Manager's "Roles and permissions"
+# (https://cloud.google.com/certificate-manager/docs/permissions): creating a certificate checks
+# certificatemanager.dnsauthorizations.use on each DNS authorization it names, and creating a map
+# entry certificatemanager.certs.use on each certificate it names. No *.list: the provider lists
+# nothing. Unconfirmed: compute.globalAddresses.setLabels is needed only if pulumi-gcp labels the
+# address (the provider's add_terraform_attribution_label defaults to true, google/provider/
+# provider.go; pulumi-gcp's add_pulumi_attribution_label default was not read). Attaching the map,
+# the address and the SSL policy to the load balancer (certmaps.use, globalAddresses.use,
+# sslPolicies.use) is GKE's Gateway controller's call, not the deploy identity's.
+_GLOBAL_OPERATIONS = ("compute.globalOperations.get",)
+GLOBAL_ADDRESS_PERMISSIONS = (
+    "compute.globalAddresses.create",
+    "compute.globalAddresses.delete",
+    "compute.globalAddresses.get",
+    "compute.globalAddresses.setLabels",
+    *_GLOBAL_OPERATIONS,
+)
+SSL_POLICY_PERMISSIONS = (
+    "compute.sslPolicies.create",
+    "compute.sslPolicies.delete",
+    "compute.sslPolicies.get",
+    "compute.sslPolicies.update",
+    *_GLOBAL_OPERATIONS,
+)
+
+
+CERTIFICATE_OPERATION = "certificatemanager.operations.get"
+USE_DNS_AUTHORIZATION = "certificatemanager.dnsauthorizations.use"
+"""Only for a certificate that names DNS authorizations (not for a Cloud Endpoints name's)."""
+
+
+def _certificate_manager(kind: str, *more: str) -> tuple[str, ...]:
+    verbs = ("create", "delete", "get", "update")
+    return (*(f"certificatemanager.{kind}.{v}" for v in verbs), *more, CERTIFICATE_OPERATION)
+
+
+DNS_AUTHORIZATION_PERMISSIONS = _certificate_manager("dnsauthorizations")
+CERTIFICATE_PERMISSIONS = _certificate_manager("certs", USE_DNS_AUTHORIZATION)
+CERTIFICATE_MAP_PERMISSIONS = _certificate_manager("certmaps")
+CERTIFICATE_MAP_ENTRY_PERMISSIONS = _certificate_manager(
+    "certmapentries", "certificatemanager.certs.use"
+)
+_CERTIFICATE = "the Gateway's managed certificate"
+GATEWAY_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "gcp:compute/globalAddress:GlobalAddress": (
+        "the Gateway's global address",
+        GLOBAL_ADDRESS_PERMISSIONS,
+    ),
+    "gcp:compute/sSLPolicy:SSLPolicy": ("the Gateway's SSL policy", SSL_POLICY_PERMISSIONS),
+    "gcp:certificatemanager/dnsAuthorization:DnsAuthorization": (
+        _CERTIFICATE,
+        DNS_AUTHORIZATION_PERMISSIONS,
+    ),
+    "gcp:certificatemanager/certificate:Certificate": (_CERTIFICATE, CERTIFICATE_PERMISSIONS),
+    "gcp:certificatemanager/certificateMap:CertificateMap": (
+        _CERTIFICATE,
+        CERTIFICATE_MAP_PERMISSIONS,
+    ),
+    "gcp:certificatemanager/certificateMapEntry:CertificateMapEntry": (
+        _CERTIFICATE,
+        CERTIFICATE_MAP_ENTRY_PERMISSIONS,
+    ),
+}
+"""Each type a Gateway registers, what for, and what it asks of GATEWAY_ROLE: create, read,
+update, delete, the operation it waits on, and `use` of what it names."""
+GATEWAY_PERMISSIONS = tuple(sorted({p for _, held in GATEWAY_TYPES.values() for p in held}))
+
+ENDPOINTS_ROLE = "projects/PROJECT_ID/roles/gkeGpuEndpoints"
+"""A custom role with exactly ENDPOINTS_PERMISSIONS, for expose.domain: auto, instead of
+roles/servicemanagement.admin (34 permissions: setIamPolicy of every managed service of the
+project among them; gcp/roles/servicemanagement.admin.json above)."""
+# What the provider calls for google_endpoints_service (hashicorp/terraform-provider-google@
+# e03b7622a26cf4e878f90bdccaca6aa3d03a7999:google/services/servicemanagement/
+# resource_endpoints_service.go): Create looks the service up (Services.Get; an existing one is
+# reused), creates it if that fails (Services.Create), then rolls the config out as Update does
+# (Services.Configs.Submit, Services.Rollouts.Create), each waited for with Operations.Get
+# (serviceman_operation.go); Read: Services.GetConfig; Delete: Services.Delete, which the program
+# asks for (components/platform/gateway_name.py: ENDPOINTS_DELETION_POLICY "DELETE", so the name
+# never points at a released address), skipped only for deletion_policy ABANDON
+# (tpgresource.DeletionPolicyPreDelete, google/tpgresource/utils.go). What each checks
+# (gcp/map.json above): services.get, getConfig -> services.get; services.create -> create;
+# configs.submit, rollouts.create -> update; delete (and undelete, the owner's `gcloud endpoints
+# services undelete` within 30 days) -> delete. Unconfirmed: servicemanagement.operations.get, for
+# which map.json names no permission. No servicemanagement.services.bind: the provider enables no
+# service for a consumer.
+ENDPOINTS_DELETE = "servicemanagement.services.delete"
+"""Asked only of a service whose deletionPolicy is not ABANDON."""
+ENDPOINTS_PERMISSIONS = (
+    "servicemanagement.services.create",
+    ENDPOINTS_DELETE,
+    "servicemanagement.services.get",
+    "servicemanagement.services.update",
+)
+
 CUSTOM_ROLES: dict[str, tuple[str, ...]] = {
     NETWORK_ROLE: NETWORK_PERMISSIONS,
     CLOUD_ARMOR_ROLE: CLOUD_ARMOR_PERMISSIONS,
+    GATEWAY_ROLE: GATEWAY_PERMISSIONS,
+    ENDPOINTS_ROLE: ENDPOINTS_PERMISSIONS,
     BUCKET_IAM_ROLE: BUCKET_IAM_PERMISSIONS,
     REGISTRY_IAM_ROLE: REGISTRY_IAM_PERMISSIONS,
 }
@@ -188,6 +313,23 @@ BROAD: dict[str, tuple[str, str]] = {
         "reaches every Kubernetes object of every cluster in the project, Secrets included",
         "keep the project for this stack alone",
     ),
+    GATEWAY_ROLE: (
+        "updates and deletes every global address, SSL policy and Certificate Manager "
+        "certificate, certificate map and DNS authorization in the project, other stacks' too",
+        "keep the project for this stack alone (no IAM condition narrows it: tools/iam_roles.py)",
+    ),
+    ENDPOINTS_ROLE: (
+        "rolls out a new configuration to, and deletes, every Cloud Endpoints service in the "
+        "project",
+        "name your own domain in expose.domain instead of auto, or keep the project for this "
+        "stack alone",
+    ),
+    CLOUD_ARMOR_ROLE: (
+        "updates and deletes every Cloud Armor security policy in the project, other stacks' too",
+        "keep the project for this stack alone (a resource.name condition was not confirmed to "
+        "apply: docs/delivery.md)",
+    ),
 }
 """Project-wide grants that reach beyond what the stack owns: what each reaches, and how to do
-without it. The plan names them for a stack that CI deploys (tools.stacks.ci_deployment)."""
+without it. The plan lists them for every stack, and warns (`!`) for a stack that CI deploys
+(tools.stacks.ci_deployment)."""

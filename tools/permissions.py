@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tools.engine import Recording, Registration
@@ -17,7 +18,12 @@ from tools.iam_roles import (
     CLUSTER_ADMIN,
     CONTAINER_ADMIN,
     DASHBOARD_EDITOR,
+    ENDPOINTS_DELETE,
+    ENDPOINTS_PERMISSIONS,
+    ENDPOINTS_ROLE,
     EXTERNAL_ADDRESS_PERMISSIONS,
+    GATEWAY_ROLE,
+    GATEWAY_TYPES,
     INTERNAL_ADDRESS_PERMISSIONS,
     KUBERNETES_RBAC,
     NAT_PERMISSIONS,
@@ -31,6 +37,7 @@ from tools.iam_roles import (
     SERVICE_ACCOUNT_CREATOR,
     SERVICE_ACCOUNT_DELETER,
     SERVICE_ACCOUNT_USER,
+    USE_DNS_AUTHORIZATION,
 )
 
 if TYPE_CHECKING:
@@ -106,6 +113,18 @@ def _policy(kind: str) -> tuple[str, ...]:
     return (f"{kind}.getIamPolicy", f"{kind}.setIamPolicy")
 
 
+def _named(held: tuple[str, ...], inputs: Mapping[str, Any]) -> tuple[str, ...]:
+    """`use` on each DNS authorization a certificate names (a Cloud Endpoints name's: none)."""
+    named = (inputs.get("managed") or {}).get("dnsAuthorizations")
+    return tuple(p for p in held if named or p != USE_DNS_AUTHORIZATION)
+
+
+def _endpoints(inputs: Mapping[str, Any]) -> tuple[str, ...]:
+    """`pulumi destroy` deletes the service unless its deletionPolicy is ABANDON."""
+    kept = inputs.get("deletionPolicy") == "ABANDON"
+    return tuple(p for p in ENDPOINTS_PERMISSIONS if not kept or p != ENDPOINTS_DELETE)
+
+
 RESOURCES: dict[str, Row] = {
     "gcp:container/cluster:Cluster": Row(
         ("container.clusters.create",), CLUSTER_ADMIN, _project, "clusters"
@@ -168,29 +187,11 @@ RESOURCES: dict[str, Row] = {
             else EXTERNAL_ADDRESS_PERMISSIONS
         ),
     ),
-    # expose.domain (components/expose/gateway.py): the Gateway's global address and its
-    # Google-managed certificate. Predefined roles, which hold these permissions in
-    # iann0036/iam-dataset gcp/roles/compute.publicIpAdmin.json (commit 1818bc70) and
-    # gcp/roles/certificatemanager.editor.json (commit 21abae45).
-    "gcp:compute/globalAddress:GlobalAddress": Row(
-        ("compute.globalAddresses.create", "compute.globalAddresses.get"),
-        "roles/compute.publicIpAdmin",
-        _project,
-        "the Gateway's global address",
-    ),
+    # expose.domain (components/expose/): the Gateway's global address, SSL policy and
+    # Google-managed certificate, through one custom role (tools/iam_roles.py has the sources).
     **{
-        f"gcp:certificatemanager/{token}": Row(
-            (f"certificatemanager.{permission}.create",),
-            "roles/certificatemanager.editor",
-            _project,
-            "the Gateway's managed certificate",
-        )
-        for token, permission in (
-            ("dnsAuthorization:DnsAuthorization", "dnsauthorizations"),
-            ("certificate:Certificate", "certs"),
-            ("certificateMap:CertificateMap", "certmaps"),
-            ("certificateMapEntry:CertificateMapEntry", "certmapentries"),
-        )
+        token: Row(held, GATEWAY_ROLE, _project, why, pick=partial(_named, held))
+        for token, (why, held) in GATEWAY_TYPES.items()
     },
     # expose.domain with sourceRanges: the Cloud Armor policy (tools/iam_roles.py has the sources).
     "gcp:compute/securityPolicy:SecurityPolicy": Row(
@@ -199,13 +200,13 @@ RESOURCES: dict[str, Row] = {
         _project,
         "the Gateway's Cloud Armor policy (expose.sourceRanges)",
     ),
-    # expose.domain: auto, the Cloud Endpoints name (iann0036/iam-dataset
-    # gcp/roles/servicemanagement.admin.json, commit 1818bc70, holds both permissions).
+    # expose.domain: auto, the Cloud Endpoints name (tools/iam_roles.py has the sources).
     "gcp:endpoints/service:Service": Row(
-        ("servicemanagement.services.create", "servicemanagement.services.update"),
-        "roles/servicemanagement.admin",
+        ENDPOINTS_PERMISSIONS,
+        ENDPOINTS_ROLE,
         _project,
         "the Cloud Endpoints name of an expose.domain: auto",
+        pick=_endpoints,
     ),
     "gcp:monitoring/dashboard:Dashboard": Row(
         ("monitoring.dashboards.create",), DASHBOARD_EDITOR, _project, "the dashboard"

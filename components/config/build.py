@@ -35,6 +35,7 @@ from .rules import (
     coldstart,
     drivers,
     egress,
+    endpoints,
     exposure,
     fallback,
     fit,
@@ -45,7 +46,7 @@ from .rules import (
     vllm,
 )
 from .rules import cluster as cluster_rules
-from .rules.endpoints import AUTO_DOMAIN, endpoints_name
+from .rules.endpoints import AUTO_DOMAIN
 from .schema import ClusterSpec, NodePoolSpec, WorkloadSpec
 
 if TYPE_CHECKING:
@@ -243,7 +244,7 @@ def _expose(w: WorkloadSpec, ctx: Context) -> Expose | None:
         spec=w.expose,
         static_ip=exposure.reserves_address(w, ctx.mode),
         paths=tuple(w.expose.paths) if w.expose.paths is not None else exposure.default_paths(w),
-        domain=endpoints_name(w.name, ctx.project) if auto else w.expose.domain,
+        domain=endpoints.auto_domain(w.name, ctx) if auto else w.expose.domain,
         endpoints=auto,
     )
 

@@ -30,6 +30,9 @@ class Context:
     location: str = ""
     """cluster.location, else the region."""
     cluster: ClusterSpec | None = None
+    cluster_name: str = ""
+    """The cluster's GKE name (cluster.name, or the stack's default): names derived from it (an
+    expose.domain of `auto`) cannot collide with another cluster's of the project."""
     device_plugin: DevicePluginConfig | None = None
     kubeconfig_key: str | None = None
     """cluster.kubeconfig as written (a key name, or the kubeconfig): only ever compared."""

@@ -19,6 +19,11 @@ DEFAULT_CACHE_SIZE = allocatable.DEFAULT_MODEL_CACHE
 # server`; a long generation streams tokens, so this is the gap between chunks) and, for a model
 # that sleeps, how long KEDA's interceptor waits for the replica's response headers.
 GENERATION_SECONDS = 600
+# The longest a streamed answer or an upgraded connection (a WebSocket) may last: the gate's
+# `timeout tunnel` (a quiet WebSocket's limit, components/service/haproxy_limits.py) and, behind a
+# Gateway, the load balancer's backend timeout, which Google's front end applies to a request's
+# whole life, streamed or upgraded (components/expose/gateway.py).
+STREAM_SECONDS = 3600
 
 
 def default_workloads(mode: Mode | None = "autopilot") -> list[dict[str, Any]]:

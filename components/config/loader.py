@@ -150,6 +150,7 @@ def load(
     ctx = dataclasses.replace(
         ctx,
         cluster=parsed.cluster,
+        cluster_name=(parsed.cluster.name if parsed.cluster else None) or names.cluster_name(stack),
         location=(parsed.cluster.location if parsed.cluster else None) or ctx.region,
         device_plugin=cluster_rules.device_plugin(raw.get("devicePlugin"), ctx, problems),
     )
@@ -280,6 +281,7 @@ def _workloads(parsed: keys.Parsed, ctx: Context, problems: Problems) -> Placed:
         ],
         hidden=any(ctx.is_secret(f"workloads[{i}].name") for i, _, _ in placed),
     )
+    problems += endpoints.shared_domain_problems(parsed.workloads, ctx)
     return placed
 
 

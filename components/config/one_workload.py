@@ -121,6 +121,7 @@ def resolve(
     ctx = dataclasses.replace(
         ctx,
         cluster=spec,
+        cluster_name=(spec.name if spec else None) or "",
         location=(spec.location if spec else None) or region,
         device_plugin=cluster_rules.device_plugin(None, ctx, problems),
     )

@@ -33,10 +33,12 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from ..config import Expose
+from ..config import Expose, defaults
 from ..facts.labels import CERTMAP_ANNOTATION, GKE_POLICY_API, PRODUCTION_LABEL
 from ..manifest import manifest
 from ..platform import cloud_armor
+from ..platform.gateway_name import certificate_map as certificate_map_of
+from ..platform.gateway_name import endpoints_service, name_lines
 from .base import Exposure, Served, Site
 
 GATEWAY_CLASS = "gke-l7-global-external-managed"
@@ -50,6 +52,30 @@ PROXY_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
 # Seconds past the gate's own longest wait, so the load balancer never cuts an answer the gate
 # is still waiting for (it answers 504 itself first).
 BACKEND_MARGIN_SECONDS = 30
+# Google's front end applies the backend service timeout to a request's whole life, not to a gap
+# between chunks: "For HTTP traffic, the backend service timeout is the maximum time ... a
+# response, including a streamed one, can take"; for a WebSocket, its whole duration, idle or
+# not (cloud.google.com/load-balancing/docs/https#timeout-bes, "Backend service timeout", as the
+# issue 43 review quotes it; Google's page itself is not in a stored copy here, so the wording is
+# unconfirmed). So the policy's timeout is the longest stream the gate allows (its tunnel limit,
+# config/defaults.py STREAM_SECONDS), not the gate's longest silence: with the gate's 630 s a
+# notebook's kernel connection or a long streamed answer was cut after 10.5 minutes. Google
+# advises against more than a day: its front ends restart for maintenance (gcpdiag rule
+# lb/BP/2025_002, gcpdiag.dev/rules/lb/BP/2025_002).
+# Connection draining: when a gate pod leaves the backends (a rollout: key rotation, a renewed
+# certificate), the load balancer lets requests in flight finish for this long, sending it no
+# new ones (GCPBackendPolicy connectionDraining.drainingTimeoutSec, "up to one hour",
+# gke-gateway-api@fc40d606 networking.gke.io_gcpbackendpolicies.yaml, tools/crds): the gate's
+# longest wait and the margin, as long as the gate itself keeps answering after it is told to
+# stop (components/service/gate_pod.py termination_grace_seconds).
+DRAINING_MAX_SECONDS = 3600
+# TLS at the edge: version 1.2 at least, Google's MODERN profile of ciphers (an SSL policy;
+# Google's default policy admits TLS 1.0: cloud.google.com/load-balancing/docs/ssl-policies-
+# concepts, "the default SSL policy ... COMPATIBLE profile ... minimum TLS version 1.0", as the
+# review quotes it). A GCPGatewayPolicy names it for the Gateway (`default.sslPolicy`,
+# gke-gateway-api@4a788186 config/crd/networking.gke.io_gcpgatewaypolicies.yaml, tools/crds).
+SSL_MIN_TLS = "TLS_1_2"
+SSL_PROFILE = "MODERN"
 HTTPS_LISTENER = "https"
 HTTP_LISTENER = "http"
 
@@ -98,16 +124,51 @@ def _target(service: str) -> dict[str, Any]:
     return {"group": "", "kind": "Service", "name": service}
 
 
+def backend_timeout_seconds(site: Site) -> int:
+    """What the load balancer allows one request, streamed or upgraded, from start to end."""
+    return max(site.backend_timeout_seconds + BACKEND_MARGIN_SECONDS, defaults.STREAM_SECONDS)
+
+
+def draining_seconds(site: Site) -> int:
+    return min(site.backend_timeout_seconds + BACKEND_MARGIN_SECONDS, DRAINING_MAX_SECONDS)
+
+
 def backend_policy_spec(service: str, site: Site) -> dict[str, Any]:
-    """The load balancer's backend timeout (30 s by default, the CRD says) past the gate's; with
-    source ranges, the Cloud Armor policy by name: `securityPolicy`, "a reference to a GCP Cloud
-    Armor SecurityPolicy resource" (GoogleCloudPlatform/gke-gateway-api@fc40d606
-    config/crd/networking.gke.io_gcpbackendpolicies.yaml, spec.default; tools/crds)."""
-    timeout = site.backend_timeout_seconds + BACKEND_MARGIN_SECONDS
-    default: dict[str, Any] = {"timeoutSec": timeout}
+    """The load balancer's backend timeout (30 s by default, the CRD says): the longest stream;
+    connection draining for a gate leaving the backends; with source ranges, the Cloud Armor
+    policy by name: `securityPolicy`, "a reference to a GCP Cloud Armor SecurityPolicy resource"
+    (GoogleCloudPlatform/gke-gateway-api@fc40d606 config/crd/networking.gke.io_gcpbackendpolicies
+    .yaml, spec.default; tools/crds)."""
+    default: dict[str, Any] = {
+        "timeoutSec": backend_timeout_seconds(site),
+        "connectionDraining": {"drainingTimeoutSec": draining_seconds(site)},
+    }
     if site.source_ranges:
         default["securityPolicy"] = site.gce_name
     return {"targetRef": _target(service), "default": default}
+
+
+def gateway_policy_spec(workload: str, site: Site) -> dict[str, Any]:
+    """The Gateway's SSL policy (TLS 1.2 and up, MODERN ciphers), by name."""
+    target = {"group": "gateway.networking.k8s.io", "kind": "Gateway"}
+    return {
+        "targetRef": {**target, "name": gateway_name(workload)},
+        "default": {"sslPolicy": site.gce_name},
+    }
+
+
+def ssl_policy(name: str, site: Site, child: pulumi.ResourceOptions) -> gcp.compute.SSLPolicy:
+    """The SSL policy the Gateway's GCPGatewayPolicy names (a global one: the Gateway's load
+    balancer is global)."""
+    return gcp.compute.SSLPolicy(
+        f"{name}-ssl-policy",
+        name=site.gce_name,
+        project=site.project,
+        min_tls_version=SSL_MIN_TLS,
+        profile=SSL_PROFILE,
+        description="gke-gpu: TLS 1.2 and up at a workload's Gateway",
+        opts=child,
+    )
 
 
 def health_policy_spec(service: str, site: Site) -> dict[str, Any]:
@@ -174,38 +235,23 @@ class Gateway(Exposure):
 
     def plan_lines(self, e: Expose) -> list[str]:
         """The name, who issues its certificate, the records to create and when it works."""
-        return [*self._name_lines(), *cloud_armor.plan_lines(tuple(e.spec.source_ranges))]
-
-    def _name_lines(self) -> list[str]:
-        if self.endpoints:
-            head = [
-                f"            endpoint: https://{self.domain} (Cloud Endpoints, made by the "
-                "stack; its DNS record points at the Gateway's reserved global address); "
-                "certificate issued by Google (Certificate Manager, Google-managed, load "
-                "balancer authorization), renewed by Google",
-                "            DNS records to create: none (Cloud Endpoints serves the name's A "
-                "record)",
-                "            ! an Endpoints name stays reserved 30 days after its service is "
-                "deleted: `pulumi destroy` leaves the service (deletionPolicy ABANDON) so the "
-                "next `pulumi up` reuses it; if it was deleted, run `gcloud endpoints services "
-                f"undelete {self.domain}` before `pulumi up`",
-            ]
-            when = "once the name resolves to the Gateway"
-        else:
-            head = [
-                f"            endpoint: https://{self.domain}; certificate issued by Google "
-                "(Certificate Manager, Google-managed, DNS authorization), renewed by Google",
-                "            DNS records to create at your DNS provider (values: `pulumi stack "
-                f"output dnsRecords` after `pulumi up`): A {self.domain} -> the Gateway's "
-                f"reserved global address; CNAME _acme-challenge.{self.domain} -> the DNS "
-                "authorization's target",
-            ]
-            when = "after the CNAME resolves"
         return [
-            *head,
-            f"            certificate active: {when}, Google issues it (how long it takes is not "
-            "stated here: a live `up` shows it); until it is ACTIVE, "
-            f"https://{self.domain} fails",
+            *name_lines(self.domain, self.endpoints),
+            *self._edge_lines(),
+            *cloud_armor.plan_lines(tuple(e.spec.source_ranges)),
+        ]
+
+    def _edge_lines(self) -> list[str]:
+        """What Google's load balancer does before the gate: TLS, plain HTTP, its limits."""
+        hours = defaults.STREAM_SECONDS / 3600
+        return [
+            f"            edge: TLS 1.2 and up (SSL policy, {SSL_PROFILE} profile); HTTP on 80 "
+            "answered with a redirect by the load balancer itself, never forwarded to the gate; "
+            "every answer carries HSTS (browsers keep to HTTPS for the name a year)",
+            "            load balancer limits: a request, a streamed answer or a WebSocket ends "
+            f"{hours:g} h after it began (the backend timeout counts its whole life, not the "
+            "gaps); idle connections to the gate are reused up to 600 s; a gate pod leaving "
+            "the backends (a rollout) finishes what it serves first (connection draining)",
         ]
 
     def addresses(
@@ -236,8 +282,10 @@ class Gateway(Exposure):
         )
         self._address = address.address
         if self.endpoints:
-            endpoints_service(name, self.domain, site, child, address)
-        certificate_map = self._certificate(name, site, child, address)
+            endpoints_service(name, self.domain, site.project, child, address)
+        certificate_map, self.dns_records = certificate_map_of(
+            name, self.domain, self.endpoints, (site.project, site.gce_name), child, address
+        )
         policy = (site.gce_name, site.project, site.source_ranges, site.production, child)
         armor = cloud_armor.allowlist(f"{name}-security-policy", *policy)
         service, port = served.service, served.port
@@ -253,122 +301,21 @@ class Gateway(Exposure):
             spec=manifest(gateway_spec(site.gce_name)),
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[address]),
         )
+        ssl = ssl_policy(name, site, child)
         backend, health = backend_policy_spec(service, site), health_policy_spec(service, site)
         objects = (
+            (
+                "gateway-policy",
+                GKE_POLICY_API,
+                "GCPGatewayPolicy",
+                gateway_policy_spec(workload, site),
+            ),
             ("route", GATEWAY_API, "HTTPRoute", route_spec(workload, self.domain, service, port)),
             ("redirect", GATEWAY_API, "HTTPRoute", redirect_spec(workload, self.domain)),
             ("backend-policy", GKE_POLICY_API, "GCPBackendPolicy", backend),
             ("health-policy", GKE_POLICY_API, "HealthCheckPolicy", health),
         )
-        _register_objects(name, parent, meta, workload, objects, gateway, armor)
-
-    def _certificate(
-        self,
-        name: str,
-        site: Site,
-        child: pulumi.ResourceOptions,
-        address: gcp.compute.GlobalAddress,
-    ) -> gcp.certificatemanager.CertificateMap:
-        """The Google-managed certificate for the name, in a map: proven by DNS authorization
-        for your name; for a Cloud Endpoints name, whose zone only Google writes (no CNAME can be
-        added), by load balancer authorization: Google checks that the name resolves to the
-        load balancer the certificate is attached to (Certificate Manager, "Domain
-        authorization", cloud.google.com/certificate-manager/docs/domain-authorization; not read
-        in a stored source, so unconfirmed here)."""
-        authorizations: list[pulumi.Input[str]] = []
-        if not self.endpoints:
-            authorization = gcp.certificatemanager.DnsAuthorization(
-                f"{name}-dns-authorization",
-                name=site.gce_name,
-                project=site.project,
-                domain=self.domain,
-                opts=child,
-            )
-            authorizations.append(authorization.id)
-            challenge: pulumi.Input[Any] = authorization.dns_resource_records
-        else:
-            challenge = []
-        certificate = gcp.certificatemanager.Certificate(
-            f"{name}-certificate",
-            name=site.gce_name,
-            project=site.project,
-            managed=gcp.certificatemanager.CertificateManagedArgs(
-                domains=[self.domain], dns_authorizations=authorizations or None
-            ),
-            opts=child,
-        )
-        certificate_map = gcp.certificatemanager.CertificateMap(
-            f"{name}-certificate-map", name=site.gce_name, project=site.project, opts=child
-        )
-        gcp.certificatemanager.CertificateMapEntry(
-            f"{name}-certificate-map-entry",
-            name=site.gce_name,
-            project=site.project,
-            map=certificate_map.name,
-            hostname=self.domain,
-            certificates=[certificate.id],
-            opts=child,
-        )
-        self.dns_records = pulumi.Output.all(address.address, challenge).apply(
-            lambda v: _records(self.domain, v[0], v[1])
-        )
-        return certificate_map
-
-
-def _records(domain: str, address: str | None, challenge: Any) -> list[dict[str, str]]:
-    records = [{"name": domain, "type": "A", "data": address or "(the Gateway's address)"}]
-    for record in challenge or []:
-        get = record.get if isinstance(record, dict) else lambda k, r=record: getattr(r, k, None)
-        records.append(
-            {"name": str(get("name")), "type": str(get("type")), "data": str(get("data"))}
-        )
-    return records
-
-
-def openapi_config(domain: str, address: str) -> str:
-    """The Endpoints service's OpenAPI document: the name, and (x-google-endpoints) the address
-    its DNS record points at ("Configuring DNS on the cloud.goog domain",
-    cloud.google.com/endpoints/docs/openapi/cloud-goog-dns-configure: `x-google-endpoints: - name:
-    ... target: IP_ADDRESS`). The one path describes the API; no Endpoints proxy runs, so it
-    checks nothing: the gate does."""
-    return (
-        f'swagger: "2.0"\ninfo:\n  title: "{domain}"\n  version: "1.0.0"\nhost: "{domain}"\n'
-        f'x-google-endpoints:\n  - name: "{domain}"\n    target: "{address}"\n'
-        'schemes:\n  - "https"\npaths:\n  /v1/models:\n    get:\n      operationId: "models"\n'
-        '      responses:\n        200:\n          description: "the models served"\n'
-    )
-
-
-# What `pulumi destroy` does to the Endpoints service: leave it. A deleted managed service is
-# disabled for 30 days and "While the managed service is in the disabled state, Service Management
-# doesn't allow the creation of another managed service with the same name" (Cloud Endpoints,
-# "Restoring a managed service", cloud.google.com/endpoints/docs/openapi/restore-managed-service),
-# so a stack destroyed and brought up again within 30 days could not have its name back. Left in
-# place, the next `pulumi up` finds it and rolls out its config again: the provider's create
-# looks the service up and creates it only when the lookup fails, "if it does, it will be reused"
-# (hashicorp/terraform-provider-google@36e138ea google/services/servicemanagement/
-# resource_endpoints_service.go, resourceEndpointsServiceCreate). deletion_policy "ABANDON":
-# "remove the resource from Terraform management without updating or deleting the resource in
-# the API" (pulumi_gcp 9.x/10.x endpoints/service.py).
-ENDPOINTS_DELETION_POLICY = "ABANDON"
-
-
-def endpoints_service(
-    name: str,
-    domain: str,
-    site: Site,
-    child: pulumi.ResourceOptions,
-    address: gcp.compute.GlobalAddress,
-) -> gcp.endpoints.Service:
-    """The Cloud Endpoints service that names the Gateway's address: `domain` resolves to it."""
-    return gcp.endpoints.Service(
-        f"{name}-endpoints",
-        service_name=domain,
-        project=site.project,
-        openapi_config=address.address.apply(lambda a: openapi_config(domain, a)),
-        deletion_policy=ENDPOINTS_DELETION_POLICY,
-        opts=child,
-    )
+        _register_objects(name, parent, meta, workload, objects, gateway, armor, ssl)
 
 
 def _register_objects(
@@ -379,6 +326,7 @@ def _register_objects(
     objects: tuple[tuple[str, str, str, dict[str, Any]], ...],
     gateway: pulumi.Resource,
     armor: list[gcp.compute.SecurityPolicy],
+    ssl: gcp.compute.SSLPolicy,
 ) -> None:
     """The routes and policies, after the Gateway; with a Cloud Armor policy, the backend policy
     that names it comes first, and the route waits for it: no request reaches it unfiltered."""
@@ -386,6 +334,7 @@ def _register_objects(
     first = sorted(objects, key=lambda o: bool(armor) and o[0] != "backend-policy")
     for suffix, api_version, kind, spec in first:
         after = [gateway, *(armor if suffix == "backend-policy" else [])]
+        after += [ssl] if suffix == "gateway-policy" else []
         if suffix == "route" and armor:
             after.append(made["backend-policy"])
         made[suffix] = k8s.apiextensions.CustomResource(

@@ -227,6 +227,7 @@ def _api_frontend(settings: GateSettings) -> list[str]:
         *limits.api_slots(),
         *_client_timeouts(settings),
         *(limits.front_end_client(front_end) if front_end else []),
+        *(limits.front_end_answers() if front_end else []),
         *(limits.failed_key_limit(bool(front_end)) if settings.api_key else []),
         # Two Authorization headers: which one the server would read is up to it. Refuse.
         "    http-request deny deny_status 400 if { req.hdr_cnt(authorization) gt 1 }",

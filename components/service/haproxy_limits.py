@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..config import defaults
 from .haproxy_syntax import error_body, quoted
 
 # --- connection slots -----------------------------------------------------------------------------
@@ -45,7 +46,7 @@ REQUEST_SECONDS = 5
 # tunnel": "In HTTP, this timeout is used when a connection is upgraded (e.g. when switching to
 # the WebSocket protocol ...)"). Without it the tunnel would inherit the 5 s of `timeout client`
 # and a notebook's kernel connection would drop after 5 s without a message.
-TUNNEL_SECONDS = 3600
+TUNNEL_SECONDS = defaults.STREAM_SECONDS
 # --- client TCP keepalive (issue 31, F4) ----------------------------------------------------------
 # A request held while a model wakes sends nothing for minutes either way: a NAT between the client
 # and the load balancer forgets such a flow (Cloud NAT drops an established TCP connection idle for
@@ -168,6 +169,22 @@ def front_end_timeouts() -> list[str]:
     return [
         f"    timeout client {FRONT_END_KEEPALIVE_SECONDS}s",
         f"    timeout http-keep-alive {FRONT_END_KEEPALIVE_SECONDS}s",
+    ]
+
+
+# Behind a Gateway the name is served over HTTPS only (the load balancer answers HTTP on 80 with a
+# redirect): every answer tells browsers to use HTTPS for the name for a year (RFC 6797
+# Strict-Transport-Security; no includeSubDomains: the name may sit under a domain whose other
+# names are not this stack's). `http-after-response` reaches the answers HAProxy makes itself
+# (401, 429, 404) too, where `http-response` sees only the server's (HAProxy 2.6 configuration
+# manual, 4.2 "http-after-response").
+HSTS_SECONDS = 31536000
+
+
+def front_end_answers() -> list[str]:
+    """What every answer behind Google's front end carries: HSTS."""
+    return [
+        f'    http-after-response set-header Strict-Transport-Security "max-age={HSTS_SECONDS}"'
     ]
 
 

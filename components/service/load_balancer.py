@@ -3,7 +3,6 @@ only, or a NodePort), admits only that port with a NetworkPolicy, and reports it
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +11,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from .. import slices
+from ..config.rules.names import gce_name
 from ..config.schema import ExposeType
 from ..expose.base import Exposure, Served, Site
 from ..facts.labels import MANAGED_BY_LABEL
@@ -57,13 +57,9 @@ class LoadBalancerServiceArgs:
 
 
 def static_address_name(cluster: str, workload: str) -> str:
-    """A Compute Engine address name (1-63 lowercase letters, digits, '-') for a workload's load
-    balancer: unique per cluster and workload, shortened with a hash when too long."""
-    name = f"{cluster}-{workload}"
-    if len(name) <= 63:
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-    return f"{name[:54].rstrip('-')}-{digest}"
+    """A Compute Engine address name for a workload's load balancer (config/rules/names.py
+    gce_name: an `auto` domain is named alike)."""
+    return gce_name(cluster, workload)
 
 
 def network_policy_ingress(

@@ -68,6 +68,9 @@ DERIVED: dict[str, tuple[str, str]] = {
     # `scope: Namespaced` (a policy targets a Service of its own namespace).
     "networking.gke.io_v1_GCPBackendPolicy.json": ("gcpbackendpolicies", "Namespaced"),
     "networking.gke.io_v1_HealthCheckPolicy.json": ("healthcheckpolicies", "Namespaced"),
+    # networking.gke.io_gcpgatewaypolicies.yaml: `scope: Namespaced` (a policy targets a Gateway
+    # of its own namespace).
+    "networking.gke.io_v1_GCPGatewayPolicy.json": ("gcpgatewaypolicies", "Namespaced"),
 }
 
 # (apiVersion, kind) of rendered objects no API here serves, so none is checked: each with why.

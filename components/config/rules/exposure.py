@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from .. import formats
 from ..context import Context
 from ..problems import Problem
-from ..schema import ExposeType, Mode, WorkloadSpec
+from ..schema import ExposeSpec, ExposeType, Mode, WorkloadSpec
 from ..sleep import sleeps
 
 # The environment variable vLLM's OpenAI server reads its API key from: vllm/envs.py declares
@@ -121,6 +121,39 @@ def too_wide_problems(
             )
 
 
+# Every address the stack gives an endpoint is IPv4 (issue 43): the Gateway's reserved global
+# address (components/expose/gateway.py registers gcp.compute.GlobalAddress without ip_version,
+# and "The default value is `IPV4`", pulumi_gcp 10.2.0 compute/global_address.py), and a load
+# balancer's on the clusters the stack builds, which set no IP stack type (the cluster's
+# ip_allocation_policy stack_type: "Default value is `IPV4`", pulumi_gcp 10.2.0 container), so
+# their Services are IPv4 alone, as is a reserved regional gcp.compute.Address (ip_version's
+# default, IPV4). No IPv6 client connects to an IPv4 address: ranges that hold IPv6 networks only
+# admit nobody. An existing cluster's load balancer may serve IPv6 (a dual-stack cluster), so
+# there the ranges are left to it.
+def ipv6_only_problems(path: str, expose: ExposeSpec, ctx: Context) -> Iterator[Problem]:
+    """`path`.sourceRanges that no client of the endpoint's IPv4 address is in."""
+    ranges = expose.source_ranges
+    if expose.type not in LOAD_BALANCED or ctx.existing or not ranges:
+        return
+    networks = _networks(ranges)
+    if len(networks) != len(ranges) or any(n.version == 4 for _, n in networks):
+        return  # an IPv4 range admits its clients (a range that is no CIDR is reported itself)
+    where = (
+        "clients reach expose.domain at the Gateway's reserved global address, which is IPv4, "
+        "and Cloud Armor would allow none of them"
+        if expose.domain
+        else f"the {'internal' if expose.type == 'Internal' else 'external'} load balancer's "
+        "address is IPv4 (the cluster the stack builds is IPv4-only, and so are its Services), "
+        "and its firewall would let none of its clients in"
+    )
+    yield Problem(
+        f"{path}.sourceRanges",
+        f"lists IPv6 ranges only, but {where}; no IPv6 client can connect to an IPv4 address, so "
+        "the endpoint admits nobody. List your clients' IPv4 ranges (IPv6 ranges may stay beside "
+        "them).",
+    )
+
+
 def _sets_key_itself(w: WorkloadSpec) -> str | None:
     """Where the workload already sets a vLLM API key of its own, if it does."""
     if API_KEY_ENV in w.env:
@@ -163,6 +196,7 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
                 "cluster and has no load balancer to enforce source ranges. Remove "
                 "sourceRanges, or use type LoadBalancer or Internal.",
             )
+        yield from ipv6_only_problems(f"{path}.expose", expose, ctx)
         if expose.type == "Internal" and ctx.existing:
             yield Problem(
                 f"{path}.expose.type",

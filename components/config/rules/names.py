@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from ...facts.labels import GATE_NAME_LABEL
@@ -35,6 +36,17 @@ def gke_name(text: str, limit: int = 40) -> str:
     if not name or not name[0].isalpha():
         name = f"g-{name}" if name else "g"
     return name[:limit].rstrip("-")
+
+
+def gce_name(cluster: str, workload: str) -> str:
+    """A Compute Engine name (1-63 lowercase letters, digits, '-') for a workload's cloud
+    resources (its reserved address, certificate, Endpoints name): unique per cluster and
+    workload, shortened with a hash when too long."""
+    name = f"{cluster}-{workload}"
+    if len(name) <= 63:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[:54].rstrip('-')}-{digest}"
 
 
 def cluster_name(stack: str) -> str:

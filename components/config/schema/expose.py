@@ -19,7 +19,8 @@ class ExposeSpec(Model):
 
     With `domain`, a Cloud Armor policy on the Gateway's backend allows only these (others get
     403). A public one without them is refused in production stacks, by the config and the
-    policy pack.
+    policy pack. IPv6 ranges alone are refused on the clusters the stack builds: the Gateway's
+    and the load balancers' addresses are IPv4, so no client could connect.
     """
     type: ExposeType = "LoadBalancer"
     """`LoadBalancer` (public), `Internal` (VPC only), `ClusterIP` (in-cluster only), `NodePort`
@@ -72,7 +73,9 @@ class ExposeSpec(Model):
     `auto`: a free name, `<workload>.endpoints.<project>.cloud.goog` (Cloud Endpoints). Clients
     need no CA (`url` is `https://<domain>`); the plan prints the DNS records to create. The gate
     stays behind the Gateway (key and path allowlist). Global external (`type: LoadBalancer`) on
-    Autopilot. See [Exposure and security](security.md).
+    Autopilot. One workload per name: a name another workload has (written, or its `auto` name)
+    is refused, and so is a name under `cloud.goog` written out (use `auto`). See
+    [Exposure and security](security.md).
     """
     keys: Annotated[list[Annotated[str, _pattern(formats.CONSUMER)]], Field(max_length=20)] = []
     """A key per consumer: each name gets its own generated key (secret output

@@ -13,6 +13,7 @@ import yaml
 
 from components.config import ClusterConfig, ConfigError, load
 from components.config.rules import exposure
+from components.facts import pins
 from components.platform import cluster_settings
 from tests.conftest import CLUSTER, MINIMAL, PROVIDER, Run, stack_config
 from tools.engine import CONTROL_PLANE_IP, Recording
@@ -142,7 +143,7 @@ def test_a_production_autopilot_cluster_gets_the_same_posture(run: Run) -> None:
         "gke-gpu:workloads": [
             {
                 "name": "llm",
-                "image": "vllm/vllm-openai:v0.29.0",
+                "image": pins.VLLM_IMAGE,  # production pins images by digest
                 "cache": {"size": "30Gi"},
                 "expose": {"port": 443, "sourceRanges": ["198.51.100.0/24"]},
             }
@@ -303,7 +304,7 @@ def test_a_production_stack_on_an_existing_cluster_is_told_what_it_cannot_check(
         "workloads": [
             {
                 "name": "llm",
-                "image": "vllm/vllm-openai:v0.29.0",
+                "image": pins.VLLM_IMAGE,  # production pins images by digest
                 "gpu": {"count": 1},
                 "nodeSelector": {"gpu": "true"},
                 "expose": {"port": 443, "type": "ClusterIP"},

@@ -72,7 +72,12 @@ def test_the_multihost_example_renders_one_group_of_two_nodes_with_the_controlle
         assert container["resources"]["limits"]["nvidia.com/gpu"] == "8", (
             f"every pod of the group takes gpu.count GPUs of its own node ({role})"
         )
-    registered = [r for r in multihost.resources if "gke-gpu:index:Lws::" in r.parent]
+    registered = [
+        r
+        for r in multihost.resources
+        if "gke-gpu:index:Lws::" in r.parent
+        and r.type != "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+    ]  # the fence's NetworkPolicies: tests/test_controller_fences.py
     vendored = lws.objects()
     assert len(registered) == len(vendored), "every object of the LWS release is applied"
     (deployment,) = [r for r in registered if r.type.endswith(":Deployment")]

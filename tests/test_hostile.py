@@ -90,6 +90,18 @@ CASES: dict[str, tuple[str, str]] = {
         WORKLOAD + "      expose: {port: 443, paths: ['/" + "a" * 40 + " !']}\n",
         "workloads[0].expose.paths[0]",
     ),
+    # Issue 44: a schedule whose numbers overflow Go's int64 (robfig/cron's strconv.Atoi), and a
+    # shell script that trusts a repository's code at a branch.
+    "schedule-overflow": (
+        "  gke-gpu:workloads:\n    - name: nightly\n      kind: Job\n      image: 'cuda:12'\n"
+        "      gpu: {type: nvidia-l4, count: 1}\n"
+        "      schedule: '*/99999999999999999999 0-4294967296 * * *'\n",
+        "workloads[0].schedule",
+    ),
+    "remote-code-at-a-branch": (
+        WORKLOAD + "      command: [sh, -c, 'vllm serve m --trust-remote-code --revision main']\n",
+        "workloads[0].command[2]",
+    ),
     # ruamel's own message quotes both values of a duplicate key (found by the weekly fuzz).
     "duplicate-key": (
         "  gke-gpu:cluster:\n    mode: existing\n"

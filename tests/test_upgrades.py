@@ -145,6 +145,17 @@ INTENDED_REPLACEMENTS.update(
         _LB + "gcp:endpoints/service:Service::service-llm-endpoints": _AUTO_NAME,
     }
 )
+# Issue 44, M1: every directly exposed gate counts connections per client address (at most 48),
+# a new rule and table in haproxy.cfg: pulumi-kubernetes replaces each such gate's ConfigMap (same
+# name) once and the gates roll onto it. Gates behind a Gateway are unchanged.
+_PER_SOURCE = (
+    "issue 44 M1: a per-address connection cap in haproxy.cfg: the gate's ConfigMap is replaced "
+    "under the same name and the gates roll."
+)
+for _stack, _gates in {**_GATES, "keys": ("llm",), "multihost": ("r1",)}.items():
+    for _gate in _gates:
+        for _urn in _gate_configs(_stack, _gate):
+            INTENDED_REPLACEMENTS[_urn] = f"{INTENDED_REPLACEMENTS.get(_urn, '')} {_PER_SOURCE}"
 # The Namespace before it moved into WorkloadNamespace (c1cc197 moved it without an alias): stacks
 # deployed before then hold it at the root, and the alias keeps it (and everything in it).
 PRE_COMPONENT_NAMESPACE = "urn:pulumi:{stack}::gke-gpu::kubernetes:core/v1:Namespace::namespace"

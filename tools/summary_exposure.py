@@ -76,9 +76,15 @@ def _gate_limits_line(w: WorkloadConfig, e: Expose) -> str:
         if w.routing == "cache-aware"
         else ""
     )
+    share = (
+        ""
+        if exposure.proxy_ranges
+        else f", at most {limits.PER_SOURCE_CONNECTIONS} from one address"
+    )
     return (
         f"            gate limits: {tls}{limits.API_CONNECTIONS} of {limits.MAX_CONNECTIONS} "
-        f"connections for the API ({limits.HEALTH_CONNECTIONS} kept for kubelet's probes), one "
+        f"connections for the API{share} ({limits.HEALTH_CONNECTIONS} kept for kubelet's "
+        "probes), one "
         f"without a complete request closed after {limits.REQUEST_SECONDS} s{body}{idle}; "
         f"{failures}the model sees {exposure.client_words} in X-Forwarded-For, never one a client "
         "sent"

@@ -30,6 +30,7 @@ from .problems import ConfigError, Problem, Problems
 from .rules import (
     adapters,
     batch,
+    buckets,
     capacity_sources,
     coldstart,
     credentials,
@@ -40,6 +41,7 @@ from .rules import (
     fallback,
     fit,
     hosts,
+    images,
     machines,
     maintenance,
     model_fit,
@@ -51,6 +53,7 @@ from .rules import (
     pools,
     production,
     registry,
+    remote_code,
     routing,
     workloads,
 )
@@ -92,6 +95,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     credentials.arg_problems,
     credentials.secret_env_target_problems,
     credentials.api_key_length_problems,
+    remote_code.problems,
     mounts.problems,
     adapters.problems,
     routing.problems,
@@ -282,6 +286,7 @@ def _workloads(parsed: keys.Parsed, ctx: Context, problems: Problems) -> Placed:
         hidden=any(ctx.is_secret(f"workloads[{i}].name") for i, _, _ in placed),
     )
     problems += endpoints.shared_domain_problems(parsed.workloads, ctx)
+    problems += buckets.shared_bucket_problems(parsed.workloads, ctx)
     return placed
 
 
@@ -369,6 +374,8 @@ def _stack(
             *production.advisories(parsed.cluster, ctx),
             *exposure.advisories(parsed.workloads),
             *model_fit.advisories(parsed.workloads),
+            *images.advisories(parsed.workloads, ctx.existing),
+            *buckets.advisories(parsed.workloads, project or "", parsed.namespace),
         ),
         monitoring=parsed.monitoring or MonitoringSpec(),
         specs=Specs(

@@ -270,7 +270,9 @@ class WorkloadModelCache(TypedDict):
     """Model weights read from a Cloud Storage bucket (FUSE CSI driver), checked in coldstart.py."""
 
     bucket: str
-    """The bucket holding the model (its name alone, without `gs://`)."""
+    """The bucket holding the model (its name alone, without `gs://`), named as Cloud Storage
+    names buckets.
+    """
 
     path: NotRequired[str | None]
     """The model's folder in the bucket (`only-dir`), e.g. `Qwen/Qwen2.5-0.5B-Instruct`.
@@ -279,7 +281,7 @@ class WorkloadModelCache(TypedDict):
     """
 
     mount_path: NotRequired[str]
-    """Where it appears in the container."""
+    """Where it appears in the container; not in a system folder (`/etc`, `/usr`, `/lib*`, ...)."""
 
     file_cache_size: NotRequired[str]
     """Per-pod disk for Cloud Storage FUSE's file cache (parallel downloads land here)."""
@@ -328,8 +330,17 @@ class WorkloadOutput(TypedDict):
     account is granted `roles/storage.objectUser` on it, on nothing else.
     """
 
+    project: NotRequired[str | None]
+    """The project that owns the bucket, when it is not this stack's: the plan names it as
+    another project's bucket this stack grants write access to.
+
+    Default: the stack's project (`gcp:project`)
+    """
+
     mount_path: NotRequired[str]
-    """Where it appears in the container: files written there land in the bucket."""
+    """Where it appears in the container: files written there land in the bucket. Not in a
+    system folder (`/`, `/etc`, `/usr`, `/lib*`, ...).
+    """
 
 
 class WorkloadQueue(TypedDict):
@@ -421,7 +432,7 @@ class WorkloadCache(TypedDict):
     """Size of the per-pod disk."""
 
     path: NotRequired[str]
-    """Where it is mounted."""
+    """Where it is mounted; not in a system folder (`/etc`, `/usr`, `/lib*`, ...)."""
 
     storage_class: NotRequired[str | None]
     """StorageClass of the per-pod disk. On A4, A4X and G4 machines, which attach only Hyperdisk
@@ -444,7 +455,7 @@ class WorkloadStorage(TypedDict):
     """Volume claim size, e.g. `100Gi`."""
 
     mount_path: str
-    """Where the volume is mounted."""
+    """Where the volume is mounted; not in a system folder (`/etc`, `/usr`, `/lib*`, ...)."""
 
     storage_class: NotRequired[str | None]
     """StorageClass of the claim.

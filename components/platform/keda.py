@@ -12,8 +12,10 @@ commits and checksums). What the program changes as it registers them:
   - the interceptor's own ScaledObject starts at two replicas, not one: the interceptor is in
     every sleeping model's request path, and one pod would make a node drain an outage;
   - their access cut to what the program's scalers need (no Secret outside `keda`, `get` and
-    scale on Deployments and StatefulSets only), and the namespace fenced: it admits only the
-    traffic KEDA's pods exchange (components/platform/keda_fence.py).
+    scale on Deployments and StatefulSets only, no Jobs, no webhook configuration or APIService
+    but KEDA's own to write), each Deployment under an account of its own (components/platform/
+    keda_accounts.py), and the namespace fenced: it admits only the traffic KEDA's pods exchange
+    (components/platform/keda_fence.py).
 
 Facts read from the add-on's source at v0.15.0 (kedacore/http-add-on@4ea8a863):
   - the interceptor routes by the Host header (port stripped) and the path, no match answers
@@ -57,7 +59,7 @@ from ..facts.labels import (
     POD_SECURITY_WARN_LABEL,
 )
 from ..manifest import manifest
-from . import keda_fence
+from . import keda_accounts, keda_fence
 from .keda_drain import drained
 
 VENDOR = Path(__file__).parent / "vendor" / "keda"
@@ -121,8 +123,11 @@ def load(path: Path) -> tuple[dict[str, Any], ...]:
 
 
 def objects(path: Path) -> list[dict[str, Any]]:
-    """The file's objects as the program registers them: images pinned, the namespace labelled."""
-    return [_adjusted(copy.deepcopy(obj)) for obj in load(path)]
+    """The file's objects as the program registers them: images pinned, the namespace labelled,
+    access cut; with KEDA's own, the accounts the program adds (one per Deployment:
+    keda_accounts.py)."""
+    added = keda_accounts.added() if path == CORE else []
+    return [_adjusted(copy.deepcopy(obj)) for obj in [*load(path), *added]]
 
 
 def _containers(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -2,12 +2,14 @@
 
 Both come from upstream's release manifests (components/platform/vendor/keda/, unedited); the
 program cuts their access as it registers them (`least_privilege`, called by keda._adjusted) and
-fences their namespace with ingress NetworkPolicies (`fence`). The program uses no
-TriggerAuthentication: its scalers need no credential at all.
+fences their namespace with ingress NetworkPolicies (`DOORS`, `interceptor_ingress`; the shared
+parts in fence.py). The program uses no TriggerAuthentication: its scalers need no credential.
 
 Access, read in the sources of the pinned releases (kedacore/keda@68a5b502, v2.20.2, and
-kedacore/http-add-on@4ea8a863, v0.15.0). The operator, metrics server and admission webhooks run
-as one service account (keda-operator) and share its ClusterRole:
+kedacore/http-add-on@4ea8a863, v0.15.0). The release runs the operator, metrics server and
+admission webhooks as one service account (keda-operator); the program gives each its own
+(keda_accounts.py, which also cuts the operator's Jobs and webhook writes). The operator's
+ClusterRole:
   - Secrets, cluster-wide: read only to resolve a scale target's env (secretKeyRef, envFrom) and a
     TriggerAuthentication's references (pkg/scaling/scalers_builder.go line 51 -> pkg/scaling/
     resolver/scale_resolvers.go resolveEnv 483-566, resolveAuthRef 288-456), through the
@@ -27,9 +29,9 @@ as one service account (keda-operator) and share its ClusterRole:
   - every `*/scale`: KEDA scales through the scale subresource only (pkg/scaling/executor/
     scale_scaledobjects.go 293, 306; scaledobject_controller.go 410-421, 463): cut to those kinds.
   - the admission webhooks list HPAs, ScaledObjects and LimitRanges and read Deployments and
-    StatefulSets (apis/keda/v1alpha1/scaledobject_webhook.go 256-261, 365, 441-470, 650-656);
-    the metrics server reads ScaledObjects and asks the operator (cmd/adapter/main.go 97-126):
-    all covered by the rules kept.
+    StatefulSets (apis/keda/v1alpha1/scaledobject_webhook.go 256-261, 365, 441-470, 650-656),
+    under their own account now; the metrics server asks the operator (cmd/adapter/main.go
+    97-126) and reads nothing from the API (keda_accounts.py).
 The add-on: its operator and scaler keep their rules (HTTPScaledObjects, InterceptorRoutes,
 ScaledObjects, EndpointSlices: operator/, scaler/main.go 44). The interceptor reads ConfigMaps
 only for an InterceptorRoute's cold-start placeholder page (interceptor/middleware/
@@ -40,10 +42,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from ..facts.labels import APP_NAME_LABEL, GATE_NAME_LABEL, NAMESPACE_NAME_LABEL
+from .fence import API_SERVER, DEFAULT_DENY_INGRESS, Door, door_spec, selector, target_port
+from .keda_accounts import operator_rules, split
+
+__all__ = ["DEFAULT_DENY_INGRESS", "door_spec"]  # re-exported: namespace.py, keda.py
 
 OPERATOR = "keda-operator"
 INTERCEPTOR_ROLE = "keda-add-ons-http-interceptor"
@@ -57,14 +62,15 @@ def least_privilege(obj: dict[str, Any]) -> dict[str, Any]:
     """The vendored object with the access above cut (a copy; others unchanged)."""
     kind, name = obj["kind"], obj["metadata"]["name"]
     if kind == "ClusterRole" and name == OPERATOR:
-        return {**obj, "rules": [r for rule in obj["rules"] for r in _operator_rule(rule)]}
+        rules = [r for rule in obj["rules"] for r in _operator_rule(rule)]
+        return {**obj, "rules": operator_rules(rules)}
     if kind == "ClusterRole" and name == INTERCEPTOR_ROLE:
         return {**obj, "rules": [_without(rule, {"configmaps"}) for rule in obj["rules"]]}
     if kind == "Deployment" and name == OPERATOR:
         obj = copy.deepcopy(obj)
         (container,) = obj["spec"]["template"]["spec"]["containers"]
         container.setdefault("env", []).append(dict(RESTRICT_SECRET_ACCESS))
-    return obj
+    return split(obj)
 
 
 def _operator_rule(rule: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -84,30 +90,9 @@ def _without(rule: dict[str, Any], cut: set[str]) -> dict[str, Any]:
     return {**rule, "resources": [r for r in rule.get("resources", []) if r not in cut]}
 
 
-@dataclass(frozen=True)
-class Door:
-    """One way into namespace `keda`: the pods behind `service`, on the port its `port` forwards
-    to, from the pods behind `source` (in `keda`), or from anywhere when `source` is None."""
-
-    name: str
-    service: str
-    port: str
-    source: str | None
-
-
-# The API server calls the admission webhooks (ValidatingWebhookConfiguration keda-admission) and
-# the metrics server (APIService v1beta1.external.metrics.k8s.io). A NetworkPolicy cannot name
-# the API server, and on GKE its calls arrive from different sources: the control plane's range
-# on clusters peered with it (Google's private-cluster firewall steps open webhook ports from
-# master-ipv4-cidr: cloud.google.com/service-mesh/docs/private-cluster-open-port), or the
-# konnectivity agents' pod addresses in kube-system where GKE proxies through them (a
-# third-party report, tigera/operator#5212, merged 2026-08-18: "On AKS and GKE the apiserver
-# proxies admission calls through those pods"; no Google page found saying so). A rule on
-# either source would break on the other, and "every address but the pods'" breaks the second.
-# So these two ports admit any source, and only they: both serve TLS, the metrics server
-# authenticates its callers and asks the API server whether they may read (delegated authn/authz:
-# the system:auth-delegator binding), and the webhooks only validate.
-API_SERVER = None
+# The doors into `keda` (fence.Door). The API server calls the admission webhooks
+# (ValidatingWebhookConfiguration keda-admission) and the metrics server (APIService
+# v1beta1.external.metrics.k8s.io): from any address (fence.API_SERVER says why).
 DOORS = (
     Door("webhooks-from-api-server", "keda-admission-webhooks", "https", API_SERVER),
     Door("metrics-server-from-api-server", "keda-metrics-apiserver", "https", API_SERVER),
@@ -126,28 +111,6 @@ SCALER_SERVICE = "keda-add-ons-http-external-scaler"
 PROXY = Door("interceptor-from-gates", "keda-add-ons-http-interceptor-proxy", "proxy", None)
 ADMIN = Door("", "keda-add-ons-http-interceptor-admin", "admin", SCALER_SERVICE)
 
-# Selects every pod of the namespace and admits nothing: "default deny all ingress traffic"
-# (kubernetes.io/docs/concepts/services-networking/network-policies, checked 2026-11-22); keda's
-# namespace and the workloads' (namespace.py). Kubelet's probes still pass: traffic from the node
-# a pod runs on is always allowed (same page).
-DEFAULT_DENY_INGRESS: dict[str, Any] = {"podSelector": {}, "policyTypes": ["Ingress"]}
-
-
-def selector(found: list[dict[str, Any]], service: str) -> dict[str, str]:
-    """The pods behind a vendored Service: its selector."""
-    return dict(_service(found, service)["spec"]["selector"])
-
-
-def door_spec(found: list[dict[str, Any]], door: Door) -> dict[str, Any]:
-    rule: dict[str, Any] = {"ports": [{"protocol": "TCP", "port": _target_port(found, door)}]}
-    if door.source is not None:
-        rule["from"] = [{"podSelector": {"matchLabels": selector(found, door.source)}}]
-    return {
-        "podSelector": {"matchLabels": selector(found, door.service)},
-        "policyTypes": ["Ingress"],
-        "ingress": [rule],
-    }
-
 
 def interceptor_ingress(found: list[dict[str, Any]], gate_namespace: str) -> dict[str, Any]:
     """Who may reach the interceptor. Its proxy routes by Host alone: any pod that reaches it
@@ -162,34 +125,7 @@ def interceptor_ingress(found: list[dict[str, Any]], gate_namespace: str) -> dic
         "podSelector": {"matchLabels": selector(found, PROXY.service)},
         "policyTypes": ["Ingress"],
         "ingress": [
-            {"from": [gates], "ports": [{"protocol": "TCP", "port": _target_port(found, PROXY)}]},
+            {"from": [gates], "ports": [{"protocol": "TCP", "port": target_port(found, PROXY)}]},
             door_spec(found, ADMIN)["ingress"][0],
         ],
     }
-
-
-def _service(found: list[dict[str, Any]], name: str) -> dict[str, Any]:
-    (service,) = [o for o in found if o["kind"] == "Service" and o["metadata"]["name"] == name]
-    return service
-
-
-def _target_port(found: list[dict[str, Any]], door: Door) -> int:
-    """The container port the Service's named port forwards to (a number, or a container port's
-    name on the pods it selects)."""
-    service = _service(found, door.service)
-    (port,) = [p for p in service["spec"]["ports"] if p["name"] == door.port]
-    target = port.get("targetPort", port["port"])
-    if isinstance(target, int):
-        return target
-    labels = service["spec"]["selector"]
-    ports = [
-        p["containerPort"]
-        for o in found
-        if o["kind"] == "Deployment"
-        and labels.items() <= o["spec"]["template"]["metadata"]["labels"].items()
-        for c in o["spec"]["template"]["spec"]["containers"]
-        for p in c.get("ports", [])
-        if p.get("name") == target
-    ]
-    (number,) = ports
-    return number

@@ -19,6 +19,11 @@ Facts read from Kueue's source at v0.19.2 (kubernetes-sigs/kueue@8eab6877):
   - without `manageJobsWithoutQueueName` (off in the vendored config) Kueue leaves every Job
     without the queue label alone, so the stack's other workloads are not touched.
 The controller image is pinned by digest (IMAGE; its source beside it), the release's tag kept.
+Its access is cut to what it calls for the stack (pod and Job writes only in the stack's
+namespace, Secret writes only on its certificate's), `kueue-system` enforces Pod Security
+`restricted`, and the namespace admits the API server to the webhooks and the visibility API,
+Managed Prometheus' collectors to the metrics port, nothing else (components/platform/
+kueue_fence.py).
 """
 
 from __future__ import annotations
@@ -36,7 +41,9 @@ import pulumi_kubernetes as k8s
 from ..config import NodePoolConfig
 from ..facts.labels import GPU_RESOURCE, NAMESPACE_NAME_LABEL, QUEUE_NAME, QUEUED_TAINT
 from ..manifest import manifest
-from .keda import load, register
+from . import kueue_fence
+from .fence import door_spec, register_fence
+from .keda import POD_SECURITY_LABELS, load, register
 
 VENDOR = Path(__file__).parent / "vendor" / "kueue"
 RELEASE = VENDOR / "kueue-0.19.2.yaml"
@@ -89,12 +96,15 @@ WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration
 
 def objects() -> list[dict[str, Any]]:
     """The release's objects as the program registers them: its workload webhooks limited to
-    queued objects (QUEUED_ONLY), its controller image pinned by digest (IMAGE); the rest
-    unchanged."""
-    return [_adjusted(copy.deepcopy(obj)) for obj in load(RELEASE)]
+    queued objects (QUEUED_ONLY), its controller image pinned by digest (IMAGE), its namespace
+    labelled and its access cut (kueue_fence); the rest unchanged."""
+    release = load(RELEASE)
+    return [kueue_fence.least_privilege(_adjusted(copy.deepcopy(obj)), release) for obj in release]
 
 
 def _adjusted(obj: dict[str, Any]) -> dict[str, Any]:
+    if obj["kind"] == "Namespace":
+        obj["metadata"].setdefault("labels", {}).update(POD_SECURITY_LABELS)
     if obj["kind"] == "Deployment":
         for container in obj["spec"]["template"]["spec"]["containers"]:
             if container["image"] != RELEASE_IMAGE:
@@ -214,19 +224,24 @@ class Kueue(pulumi.ComponentResource):
         super().__init__("gke-gpu:index:Kueue", name, None, opts)
         stages: list[pulumi.Resource] = []
         deployments: list[pulumi.Resource] = []
+        release = objects()
         # The namespace and CRDs; then RBAC, config, Services and webhooks; then the controller.
         # Destroy runs in reverse, so the controller still runs while its objects go.
         for stage in range(3):
             waits = [*args.after, *stages]
-            found = [o for o in objects() if _stage(o) == stage]
+            found = [o for o in release if _stage(o) == stage]
             registered = [
                 register(_arguments(o), pulumi.ResourceOptions(parent=self, depends_on=waits))
                 for o in found
             ]
-            stages = [*stages, *registered]
             deployments += [
                 r for o, r in zip(found, registered, strict=True) if o["kind"] == "Deployment"
             ]
+            if stage == 1:  # Kueue's pod and Job writes, in the stack's namespace (kueue_fence)
+                registered += self._workload_role(args, waits)
+            stages = [*stages, *registered]
+        doors = [(door.name, door_spec(release, door)) for door in kueue_fence.DOORS]
+        register_fence(self, name, kueue_fence.NAMESPACE, doors, after=stages)
         # Kueue's webhooks validate its objects: they wait for its controller.
         self.ready = [
             k8s.apiextensions.CustomResource(
@@ -240,6 +255,17 @@ class Kueue(pulumi.ComponentResource):
             for obj in queue_objects(args.namespace_name, args.pools)
         ]
         self.register_outputs({})
+
+    def _workload_role(
+        self, args: KueueArgs, waits: list[pulumi.Resource]
+    ) -> list[pulumi.CustomResource]:
+        """The Role holding Kueue's writes on pods and Jobs in the stack's namespace, and its
+        binding: before the controller starts, after the namespace exists."""
+        options = pulumi.ResourceOptions(parent=self, depends_on=[*waits, args.namespace])
+        return [
+            register(_arguments(obj), options)
+            for obj in kueue_fence.workload_role(load(RELEASE), args.namespace_name)
+        ]
 
 
 def _stage(obj: dict[str, Any]) -> int:

@@ -6,7 +6,12 @@ vendor/lws/ (its README names the tag, commit and how the file was made): the na
 `lws-system`, the CRDs, RBAC, the webhooks' Service and certificate Secret (the controller writes
 its own certificate into it and the caBundles: config/internalcert), and the controller
 Deployment (2 replicas, 1 CPU and 1 GiB each). What the program changes as it registers them:
-the controller's image pinned by digest (IMAGES below). Installed in stages like KEDA
+the controller's image pinned by digest (IMAGES below); its access cut to what it calls (no
+Secret but its certificate's, no node or pod writes but a pod's deletion, no webhook
+configuration but its own two) and its pod given the RuntimeDefault seccomp profile, so that
+`lws-system` enforces Pod Security `restricted`; and the namespace fenced: it admits the API
+server to the webhooks and Managed Prometheus' collectors to the metrics port, nothing else
+(components/platform/lws_fence.py). Installed in stages like KEDA
 (components/platform/keda.py): the namespace and CRDs; the RBAC, Services, ConfigMap and Secret;
 the Deployment; last the webhook configurations, whose `failurePolicy: Fail` on every pod
 labelled `leaderworkerset.sigs.k8s.io/name` would refuse those pods until the controller that
@@ -21,7 +26,9 @@ from typing import Any
 
 import pulumi
 
-from .keda import load, register
+from . import lws_fence
+from .fence import door_spec, register_fence
+from .keda import POD_SECURITY_LABELS, load, register
 
 VENDOR = Path(__file__).parent / "vendor" / "lws"
 MANIFESTS = VENDOR / "lws-v0.8.0.yaml"
@@ -40,9 +47,12 @@ IMAGES = {
 
 
 def objects() -> list[dict[str, Any]]:
-    """The release's objects as the program registers them: the image pinned."""
+    """The release's objects as the program registers them (the image pinned, the namespace
+    labelled, the access cut: lws_fence), and the Role the program adds on the controller's
+    certificate Secret."""
+    release = load(MANIFESTS)
     found = []
-    for obj in load(MANIFESTS):
+    for obj in release:
         obj = copy.deepcopy(obj)
         if obj["kind"] == "Deployment":
             for container in obj["spec"]["template"]["spec"]["containers"]:
@@ -50,8 +60,10 @@ def objects() -> list[dict[str, Any]]:
                 if image not in IMAGES:
                     raise ValueError(f"vendored LWS image {image} has no pinned digest in IMAGES")
                 container["image"] = f"{image}@{IMAGES[image]}"
-        found.append(obj)
-    return found
+        if obj["kind"] == "Namespace":
+            obj["metadata"].setdefault("labels", {}).update(POD_SECURITY_LABELS)
+        found.append(lws_fence.least_privilege(obj, release))
+    return [*found, *lws_fence.added(release)]
 
 
 def stage(obj: dict[str, Any]) -> int:
@@ -101,4 +113,6 @@ class Lws(pulumi.ComponentResource):
                 or obj["kind"].endswith("WebhookConfiguration")
             ]
             stages.append([*(stages[-1] if stages else []), *registered])
+        doors = [(door.name, door_spec(found, door)) for door in lws_fence.DOORS]
+        register_fence(self, name, NAMESPACE, doors, after=stages[2])
         self.register_outputs({})

@@ -32,6 +32,12 @@ from . import keda
 # container are Google's, only the Pulumi resources around them are ours.
 NAMESPACE = "custom-metrics"
 NAME = "custom-metrics-stackdriver-adapter"
+# TODO(issue 44, M5r): pin by digest (IMAGE + "@sha256:<64 hex>"). No digest of this tag was
+# found in any source read (2026-11-30: k8s-stackdriver's manifests at af49d863 and its PRs 1240
+# and 1242 name the tag only; no public manifest pins it), and none is made up here. Until it is
+# pinned the plan says the adapter runs by tag (components/config/rules/images.py advisories,
+# whose ADAPTER_IMAGE is this string); with the digest, drop that advisory and tests/
+# test_deployable.py's UNPINNED_BY_CHOICE entry.
 IMAGE = "gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.16.9-gke.0"
 VIEWER_ROLE = "roles/monitoring.viewer"
 LABELS = {"run": NAME, "k8s-app": NAME}

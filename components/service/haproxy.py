@@ -157,6 +157,7 @@ def render(settings: GateSettings) -> str:
         *_api_frontend(settings),
         "",
         *_backend(settings),
+        *([] if settings.front_end_ranges else [*limits.per_source_table(), ""]),
     ]
     return "\n".join(lines)
 
@@ -225,6 +226,7 @@ def _api_frontend(settings: GateSettings) -> list[str]:
         f"frontend {API_FRONTEND}",
         f"    {bind}",
         *limits.api_slots(),
+        *([] if front_end else limits.per_source_cap()),
         *_client_timeouts(settings),
         *(limits.front_end_client(front_end) if front_end else []),
         *(limits.front_end_answers() if front_end else []),

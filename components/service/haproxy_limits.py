@@ -27,6 +27,19 @@ MAX_CONNECTIONS = 500
 API_CONNECTIONS = 480
 HEALTH_CONNECTIONS = 10  # kubelet's readiness and liveness probes, one at a time each
 METRICS_CONNECTIONS = 5  # Managed Prometheus' collector, one scrape every 15 s (issue 31)
+# --- one address's share (issue 44, M1) ----------------------------------------------------------
+# Connections that send nothing are closed within seconds (below), but one address opening them
+# faster than they close (about 120 a second measured) held every API slot. So one client address
+# (an IPv6 client by its /64) holds at most PER_SOURCE_CONNECTIONS of the API's connections at
+# once: a connection past them is refused as it arrives (`tcp-request connection reject`, before
+# TLS), and filling the API takes API_CONNECTIONS / PER_SOURCE_CONNECTIONS addresses. The count
+# is the table's conn_cur, which includes the connection being tracked (HAProxy 2.6 manual, 7.3.3
+# "sc_conn_cur", 4.2 "tcp-request connection track-sc1"). Behind a Gateway every connection comes
+# from Google's front end, which keeps a pool of them for all clients: there the cap would limit
+# the front end itself, so it is not set; the front end manages client connections and the gate's
+# per-client limits read the client it names (the wrong-key limit, below).
+PER_SOURCE_CONNECTIONS = 48
+SOURCES_TABLE = "per_source"
 # --- timeouts -------------------------------------------------------------------------------------
 # A connection that sends no complete request is closed after REQUEST_SECONDS (`timeout
 # http-request`: the whole header, however slowly it trickles in). Until the TLS handshake is done
@@ -179,6 +192,26 @@ def front_end_timeouts() -> list[str]:
 # (401, 429, 404) too, where `http-response` sees only the server's (HAProxy 2.6 configuration
 # manual, 4.2 "http-after-response").
 HSTS_SECONDS = 31536000
+
+
+def per_source_cap() -> list[str]:
+    """The API frontend's first rules: each connection counted against its address, refused past
+    PER_SOURCE_CONNECTIONS (not behind Google's front end: see above)."""
+    return [
+        f"    tcp-request connection track-sc1 src,ipmask(32,64) table {SOURCES_TABLE}",
+        "    tcp-request connection reject if "
+        f"{{ sc1_conn_cur({SOURCES_TABLE}) gt {PER_SOURCE_CONNECTIONS} }}",
+    ]
+
+
+def per_source_table() -> list[str]:
+    """The table per_source_cap counts in (a backend of its own: the API frontend's table holds
+    the wrong keys)."""
+    return [
+        f"backend {SOURCES_TABLE}",
+        f"    stick-table type ipv6 size {TRACKED_SOURCES} expire {FAILED_KEY_SECONDS}s "
+        "store conn_cur",
+    ]
 
 
 def front_end_answers() -> list[str]:

@@ -17,7 +17,8 @@ Sources (checked 2026-11-26):
   DWS: https://cloud.google.com/kubernetes-engine/docs/concepts/dws: flex-start VMs run "up to 7
     days".
   CRONJOB: https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ (five fields;
-    `.spec.timeZone` takes a name of the tz database).
+    `.spec.timeZone` takes a name of the tz database); the API server's own check of `schedule`
+    is rules/cron.py's.
 Autopilot: the GKE page above describes Standard node pools only as far as it could be read;
 whether Autopilot serves ProvisioningRequests of class queued-provisioning.gke.io could not be
 confirmed here, so `queue` is refused there (with the fix: a Standard cluster).
@@ -33,18 +34,12 @@ from ...facts import pins
 from ..context import Context
 from ..problems import Problem
 from ..schema import NodePoolSpec, WorkloadSpec
+from . import buckets, cron
 from .capacity_sources import FLEX_START_MIN_GKE
-from .coldstart import BUCKET
 
 # DWS: a flex-start VM lives at most seven days, so no run may ask to hold one longer.
 MAX_RUN_SECONDS = 7 * 24 * 3600
 _UNITS = {"h": 3600, "m": 60, "s": 1}
-# One cron field: *, a number, a range, a list, a step; or the names of months and days.
-_ITEM = r"[0-9A-Za-z]+(?:-[0-9A-Za-z]+)?"
-_CRON_FIELD = rf"(?:\*|{_ITEM})(?:/[0-9]+)?(?:,{_ITEM}(?:/[0-9]+)?)*"
-_MACROS = "yearly|annually|monthly|weekly|daily|midnight|hourly"
-_CRON = re.compile(rf"{_CRON_FIELD}(?: +{_CRON_FIELD}){{4}}|@(?:{_MACROS})")
-
 
 _DURATION = re.compile(r"(?:[0-9]{1,4}h)?(?:[0-9]{1,4}m)?(?:[0-9]{1,6}s)?")
 
@@ -129,13 +124,8 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
             "shards run `parallelism` at a time out of `completions`; without completions every "
             "pod would do the same work. Set completions (e.g. completions: 16).",
         )
-    if w.output is not None and not re.fullmatch(BUCKET, w.output.bucket, flags=re.ASCII):
-        yield Problem(
-            f"{path}.output.bucket",
-            f"{ctx.show(f'{path}.output.bucket', w.output.bucket)} is not a Cloud Storage bucket "
-            "name: use 3-63 lowercase letters, digits, '-', '_' and '.', starting and ending with "
-            "a letter or digit (the bucket name alone, without gs://).",
-        )
+    if w.output is not None:
+        yield from buckets.bucket_problems(f"{path}.output.bucket", w.output.bucket, ctx)
     if w.output is not None and ctx.existing:
         yield Problem(
             f"{path}.output",
@@ -183,11 +173,12 @@ def _schedule_problems(path: str, w: WorkloadSpec, ctx: Context) -> Iterator[Pro
                 "is the time zone of `schedule`, and there is none. Set schedule, or remove it.",
             )
         return
-    if not _CRON.fullmatch(w.schedule.strip()):
+    refused = cron.problem(w.schedule)
+    if refused is not None:
         yield Problem(
             f"{path}.schedule",
-            f"{ctx.show(f'{path}.schedule', w.schedule)} is not a cron schedule: five fields "
-            "(minute hour day-of-month month day-of-week), e.g. '0 3 * * *' for 03:00 every day.",
+            f"{ctx.show(f'{path}.schedule', w.schedule)} is not a schedule Kubernetes takes: "
+            f"{refused}. A schedule is {cron.ALLOWED}; e.g. '0 3 * * *' for 03:00 every day.",
         )
     if w.time_zone not in zoneinfo.available_timezones():
         yield Problem(

@@ -19,6 +19,7 @@ from ..model import ModelCache, WorkloadConfig
 from ..problems import Problem
 from ..schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
 from ..sleep import scales_on_metric, sleeps
+from . import buckets
 
 # --- image streaming ----------------------------------------------------------------------------
 # GKE's "Use Image streaming to pull container images" (cloud.google.com/kubernetes-engine/docs/
@@ -61,10 +62,7 @@ DISK_IMAGE = (
 )
 
 # --- model cache --------------------------------------------------------------------------------
-# Bucket names: 3-63 characters of lowercase letters, digits, '-', '_' and '.', starting and
-# ending with a letter or digit; with dots up to 222, each dot-separated part at most 63; not
-# starting with "goog" (cloud.google.com/storage/docs/buckets#naming).
-BUCKET = r"[a-z0-9](?:[-_.a-z0-9]{1,220})[a-z0-9]"
+# Bucket names: rules/buckets.py (Cloud Storage's naming rules).
 # The folder becomes the mount option only-dir:<path> inside a comma-separated mountOptions list,
 # so a comma would split it into a bogus option.
 BUCKET_PATH = r"[A-Za-z0-9_.=@+-]+(?:/[A-Za-z0-9_.=@+-]+)*"
@@ -232,17 +230,7 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
 def _model_cache_problems(
     path: str, w: WorkloadSpec, cache: ModelCacheSpec, ctx: Context
 ) -> Iterator[Problem]:
-    if (
-        not _fullmatch(BUCKET, cache.bucket)
-        or cache.bucket.startswith("goog")
-        or any(len(part) > 63 for part in cache.bucket.split("."))
-    ):
-        yield Problem(
-            f"{path}.modelCache.bucket",
-            f"{ctx.show(f'{path}.modelCache.bucket', cache.bucket)} is not a Cloud Storage "
-            "bucket name: use 3-63 lowercase letters, digits, '-', '_' and '.', starting and "
-            "ending with a letter or digit (the bucket name alone, without gs://).",
-        )
+    yield from buckets.bucket_problems(f"{path}.modelCache.bucket", cache.bucket, ctx)
     if cache.path is not None and (
         not _fullmatch(BUCKET_PATH, cache.path) or ".." in cache.path.split("/")
     ):

@@ -85,8 +85,8 @@ def _cloud_goog_problem(path: str, domain: str, ctx: Context) -> Problem | None:
 
 
 def consumer_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
-    """expose.keys: each name once, and the generated key the gate hands the server behind it."""
-    del ctx
+    """expose.keys: each name once, and the generated key the gate hands the server behind it.
+    A name of a secret key (the whole `workloads` from an ESC environment) is not shown."""
     e = w.expose
     if e is None or not e.keys:
         return
@@ -96,8 +96,8 @@ def consumer_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
         if name in seen:
             yield Problem(
                 f"{path}[{j}]",
-                f"{name!r} is listed twice; each consumer gets one key, named once. Remove the "
-                "second entry.",
+                f"{ctx.show(f'{path}[{j}]', name)} is listed twice; each consumer gets one key, "
+                "named once. Remove the second entry.",
             )
         seen.add(name)
     if not api_key(w):

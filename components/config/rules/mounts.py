@@ -1,7 +1,14 @@
-"""Mount paths: each path of a container once. The API server refuses a pod whose container mounts
-two volumes at one path (`mountPath: Invalid value: ...: must be unique`, Kubernetes
-pkg/apis/core/validation `ValidateVolumeMounts`), so `pulumi up` would fail at the workload after
-the cluster and its GPU nodes were created; here it fails before anything is."""
+"""Mount paths: each path of a container once, and none over the image's system folders.
+
+The API server refuses a pod whose container mounts two volumes at one path (`mountPath: Invalid
+value: ...: must be unique`, Kubernetes pkg/apis/core/validation `ValidateVolumeMounts`), so
+`pulumi up` would fail at the workload after the cluster and its GPU nodes were created; here it
+fails before anything is.
+
+A volume mounted over a system folder (issue 44) hides the image's own programs, libraries or
+configuration there; a bucket's objects take their place (`/etc/ld.so.preload`, `/usr/lib/...`),
+so whoever may write to the bucket chooses what the container runs, and `/proc`, `/sys`, `/dev`
+and `/run` belong to the runtime. The API server takes such paths; they are refused here."""
 
 from __future__ import annotations
 
@@ -22,6 +29,44 @@ PROGRAM_MOUNTS = {
     SHM_PATH: "the shared-memory volume the program mounts for the model server",
     TMP_PATH: "the writable /tmp the program mounts (the root filesystem is read-only)",
 }
+# The system folders no volume is mounted over, nor under (`/lib*`: /lib, /lib32, /lib64, ...).
+SYSTEM_FOLDERS = (
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/var/run",
+    "/run",
+    "/boot",
+    "/root",
+)
+# Where each key's volume goes by default, offered as the fix.
+EXAMPLES = {
+    "cache.path": "/cache",
+    "storage.mountPath": "/data",
+    "modelCache.mountPath": "/models",
+    "output.mountPath": "/out",
+}
+
+
+def normal(path: str) -> str:
+    """`path` as the container sees it: `//etc/`, `/x/../etc` and `/etc/.` are all /etc (POSIX
+    normpath keeps a leading `//`, which Linux reads as `/`)."""
+    return "/" + posixpath.normpath(path).lstrip("/")
+
+
+def system_folder(path: str) -> str | None:
+    """The system folder `path` is or lies in (`/` for the root itself), else None."""
+    path = normal(path)
+    if path == "/":
+        return "/"
+    top = "/" + path.split("/")[1]
+    if top.startswith("/lib"):
+        return top
+    return next((f for f in SYSTEM_FOLDERS if path == f or path.startswith(f + "/")), None)
 
 
 def mounts_home(has_cache: bool, env_names: Iterable[str]) -> bool:
@@ -43,12 +88,22 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     ):
         if value is None:
             continue
-        normal = posixpath.normpath(value)
-        if normal in taken:
+        where, folder = normal(value), system_folder(value)
+        if where in taken:
             yield Problem(
                 f"{path}.{key}",
-                f"{value} is already the mount path of {taken[normal]}; a container mounts one "
+                f"{value} is already the mount path of {taken[where]}; a container mounts one "
                 "volume per path (the API server refuses the pod). Pick another path.",
             )
-        else:
-            taken[normal] = f"{path}.{key}"
+        elif folder is not None:
+            inside = "the container's root" if folder == "/" else f"in the system folder {folder}"
+            yield Problem(
+                f"{path}.{key}",
+                f"{value} is {inside}: a volume on a system folder hides the image's own "
+                "programs, libraries or configuration, and a bucket's objects would take their "
+                "place (whoever may write to the bucket would choose what runs). System folders: "
+                "/, /etc, /usr, /bin, /sbin, /lib*, /proc, /sys, /dev, /var/run, /run, /boot, "
+                f"/root. Mount it in a folder of its own, e.g. {EXAMPLES[key]}.",
+            )
+        if where not in taken:
+            taken[where] = f"{path}.{key}"

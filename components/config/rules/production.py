@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..context import Context
 from ..problems import Problem
 from ..schema import ClusterSpec, WorkloadSpec
-from . import exposure
+from . import exposure, images
 
 
 def cluster_problems(
@@ -16,10 +16,12 @@ def cluster_problems(
 ) -> Iterator[Problem]:
     """cluster.production: true holds the stack to its promises before anything is created:
     private nodes, a control plane limited to your networks, Secrets encrypted with your key,
-    Binary Authorization, and public endpoints on HTTPS for your clients' networks only."""
+    Binary Authorization, images pinned by digest, and public endpoints on HTTPS, with a key,
+    for your clients' networks only."""
     if not cluster.production:
         return
     for i, w in workloads:
+        yield from images.digest_problems(i, w, ctx)
         yield from workload_problems(i, w)
     if ctx.existing:
         return  # the cluster's own settings are not this stack's to set (advisories below)
@@ -83,11 +85,23 @@ def _dataplane_problems(cluster: ClusterSpec, why: str) -> Iterator[Problem]:
 
 def workload_problems(i: int, w: WorkloadSpec) -> Iterator[Problem]:
     """A production stack's public endpoint (expose.type LoadBalancer, with or without a domain):
-    HTTPS, and source ranges that are your clients' networks, not the internet."""
+    HTTPS, the generated key, and source ranges that are your clients' networks, not the
+    internet."""
     e = w.expose
     if e is None or e.type != "LoadBalancer":
         return
     path = f"workloads[{i}].expose"
+    if w.api_key is False:
+        gateway = e.domain is not None
+        yield Problem(
+            f"workloads[{i}].apiKey",
+            f"false serves this public {'Gateway (expose.domain)' if gateway else 'load balancer'}"
+            " without a key in a production stack (cluster.production): anyone who reaches it "
+            "from its source ranges (a shared office, a VPN, a compromised laptop) may call the "
+            "model and spend the GPUs. Remove apiKey: false: the gate then checks the generated "
+            "key (stack output apiKey), or a key per consumer with expose.keys"
+            + ("." if gateway else "; or use expose.type: Internal (reachable from the VPC)."),
+        )
     fix = "List your clients' networks, or use expose.type: Internal (reachable from the VPC only)."
     if e.domain is not None:
         # The Gateway admits sourceRanges through a Cloud Armor policy; no internal Gateway yet.

@@ -8,7 +8,8 @@ from typing import Annotated
 
 from pydantic import StringConstraints
 
-from .base import AbsolutePath, Model
+from .. import formats
+from .base import AbsolutePath, Model, _pattern
 
 # Checked in rules/batch.py, whose messages say what is allowed: a duration (`4h`, `1h30m`), a
 # Cloud Storage bucket name, a tz database name.
@@ -32,6 +33,19 @@ class OutputSpec(Model):
 
     bucket: BucketName
     """The bucket (its name alone, without `gs://`); the workload's own Kubernetes service
-    account is granted `roles/storage.objectUser` on it, on nothing else."""
+    account is granted `roles/storage.objectUser` on it, on nothing else.
+
+    Not a `modelCache.bucket` of the stack (the Job could overwrite a served model's weights).
+    """
+    # derived: the stack's gcp:project (rules/buckets.py advisories).
+    project: Annotated[str, _pattern(formats.PROJECT_ID)] | None = None
+    """The project that owns the bucket, when it is not this stack's: the plan names it as
+    another project's bucket this stack grants write access to.
+
+    Nothing offline can tell which project owns a bucket, so the plan asks you to check it.
+
+    Default: the stack's project (`gcp:project`)
+    """
     mount_path: AbsolutePath = "/out"
-    """Where it appears in the container: files written there land in the bucket."""
+    """Where it appears in the container: files written there land in the bucket. Not in a
+    system folder (`/`, `/etc`, `/usr`, `/lib*`, ...)."""

@@ -13,7 +13,7 @@ class StorageSpec(Model):
     size: MemoryQuantity
     """Volume claim size, e.g. `100Gi`."""
     mount_path: AbsolutePath
-    """Where the volume is mounted."""
+    """Where the volume is mounted; not in a system folder (`/etc`, `/usr`, `/lib*`, ...)."""
     storage_class: K8sName | None = None
     """StorageClass of the claim.
 
@@ -34,7 +34,7 @@ class CacheSpec(Model):
     size: MemoryQuantity = "30Gi"
     """Size of the per-pod disk."""
     path: AbsolutePath = "/cache"
-    """Where it is mounted."""
+    """Where it is mounted; not in a system folder (`/etc`, `/usr`, `/lib*`, ...)."""
     storage_class: K8sName | None = None
     """StorageClass of the per-pod disk. On A4, A4X and G4 machines, which attach only Hyperdisk
     volumes, a class with parameters.type hyperdisk-balanced (see GPUs, "Boot disks and cache
@@ -48,14 +48,15 @@ class ModelCacheSpec(Model):
     """Model weights read from a Cloud Storage bucket (FUSE CSI driver), checked in coldstart.py."""
 
     bucket: Annotated[str, StringConstraints(max_length=222)]
-    """The bucket holding the model (its name alone, without `gs://`)."""
+    """The bucket holding the model (its name alone, without `gs://`), named as Cloud Storage
+    names buckets."""
     path: Annotated[str, StringConstraints(max_length=1024)] | None = None
     """The model's folder in the bucket (`only-dir`), e.g. `Qwen/Qwen2.5-0.5B-Instruct`.
 
     Default: the whole bucket
     """
     mount_path: AbsolutePath = "/models"
-    """Where it appears in the container.
+    """Where it appears in the container; not in a system folder (`/etc`, `/usr`, `/lib*`, ...).
 
     A vLLM workload's model (its first argument; `--model` is deprecated in vLLM) is pointed
     there and its old value kept as `--served-model-name`.

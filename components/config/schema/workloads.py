@@ -131,7 +131,10 @@ class WorkloadSpec(Model):
     kind: Kind = "Deployment"
     """What runs the pods."""
     image: Image
-    """Container image with a tag or digest."""
+    """Container image with a tag or digest.
+
+    A production stack (`cluster.production`) pins it by digest (`name:tag@sha256:...`).
+    """
     cuda_version: Annotated[str, _pattern(formats.CUDA_VERSION)] | None = None
     """The CUDA version the image is built for, quoted (`"13.0"`): CUDA 13 needs GKE's `latest`
     driver (R580) and a GPU of compute capability 7.5 or newer.
@@ -174,7 +177,8 @@ class WorkloadSpec(Model):
 
     A literal value after a credential flag (`--api-key sk-...`), or any item holding a
     credential by its shape (`--hf-tok hf_...`), is refused: reference an env value instead
-    (`--hf-token=$(HF_TOKEN)`).
+    (`--hf-token=$(HF_TOKEN)`). `--trust-remote-code` (here or in `command`) needs
+    `--revision <commit>`, the 40 hex characters of the code you reviewed.
 
     Default: the image's
     """
@@ -263,7 +267,12 @@ class WorkloadSpec(Model):
     """
     schedule: Schedule | None = None
     """Job only: run it on this cron schedule (a CronJob; a run never overlaps the last), e.g.
-    `"0 3 * * *"`."""
+    `"0 3 * * *"`.
+
+    Checked as the API server checks it: five fields (minute 0-59, hour 0-23, day of month 1-31,
+    month 1-12 or `jan`-`dec`, day of week 0-6 or `sun`-`sat`), steps of 1 or more, or `@hourly`,
+    `@daily`, ... `@every 1h`; no `TZ=` (use `timeZone`), on one line.
+    """
     time_zone: TimeZone = "UTC"
     """With `schedule`: the IANA time zone it is read in, e.g. `Europe/Berlin`."""
     parallelism: Annotated[int, Field(ge=1, le=1000)] | None = None
@@ -345,8 +354,9 @@ class WorkloadSpec(Model):
     The key comes from the workload's Secret; the secret outputs `apiKey` / `apiKeys` hold it.
     The gate checks it whatever the image. The server gets it too, as env `VLLM_API_KEY`: vLLM
     checks it again, another server may read it, take `$(VLLM_API_KEY)` in `args`, or ignore
-    it. `false` serves without a key: anyone who reaches the endpoint may call it. Not for a
-    Job, nor for a workload that sets its own key.
+    it. `false` serves without a key: anyone who reaches the endpoint may call it; refused on a
+    public endpoint (`LoadBalancer`, a Gateway) of a production stack. Not for a Job, nor for a
+    workload that sets its own key.
 
     Default: on for every exposed workload that sets no key of its own
     """

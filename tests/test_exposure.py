@@ -662,11 +662,12 @@ def test_an_autoscaled_workload_lets_the_prometheus_collectors_scrape_its_port(r
         {
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gmp-system"}},
             "podSelector": {"matchLabels": {"app.kubernetes.io/name": "collector"}},
-        }
+        },
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gke-gmp-system"}}},
     ], (
-        "the HPA's metric comes from Managed Service for Prometheus' collector pods in gmp-system; "
-        "the port also serves the API, so nothing else there (the rule evaluator, the operator) "
-        "may reach it"
+        "the HPA's metric comes from Managed Service for Prometheus' collector pods in gmp-system "
+        "(Standard) or GKE's managed gke-gmp-system (Autopilot, issue 45); the port also serves "
+        "the API, so nothing else in gmp-system (the rule evaluator, the operator) may reach it"
     )
     assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
     selector = recording.named("workload-llm-deployment").inputs["spec"]["selector"]
@@ -698,7 +699,8 @@ def test_the_plan_says_the_collectors_reach_the_whole_port_not_only_metrics() ->
         if "reaches the model server directly" in line
     ]
     assert (
-        "collector pods (gmp-system), to port 8000, which serves the API as well as /metrics"
+        "collectors (gmp-system; gke-gmp-system on Autopilot), to port 8000, which serves the "
+        "API as well as /metrics"
         in (line)
         and "directly: no client;" in line
         and "nothing" not in line

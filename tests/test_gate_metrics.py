@@ -197,11 +197,17 @@ def test_every_gate_is_scraped_on_its_exporter_port_which_only_the_collectors_re
     policy = prod.named("gate-llm-metrics-scrape").inputs["spec"]
     (rule,) = policy["ingress"]
     assert rule["ports"] == [{"protocol": "TCP", "port": haproxy.METRICS_PORT}]
-    (peer,) = rule["from"]
-    assert peer == {
+    standard, autopilot = rule["from"]
+    assert standard == {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gmp-system"}},
         "podSelector": {"matchLabels": {"app.kubernetes.io/name": "collector"}},
     }, "only the collector pods reach the exporter (namespace and pods in one peer)"
+    assert autopilot == {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gke-gmp-system"}}
+    }, (
+        "on Autopilot the collectors run in GKE's managed gke-gmp-system (issue 45): without it "
+        "no gate or vLLM metric reaches Cloud Monitoring and the error alert never fires"
+    )
     service_ports = [p["targetPort"] for p in prod.served(SERVICE).inputs["spec"]["ports"]]
     assert haproxy.METRICS_PORT not in service_ports, "no load balancer exposes the exporter"
 

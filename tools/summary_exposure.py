@@ -38,9 +38,10 @@ def exposure_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     if w in scraped(config):
         # Not "nothing": the collector pods reach the API on the port /metrics shares.
         lines.append(
-            f"            reaches the model server directly: no client; NetworkPolicy admits only "
-            f"{front} and Managed Prometheus' collector pods (gmp-system), to port {w.spec.port}, "
-            f"which serves the API as well as /metrics (a NetworkPolicy cannot filter paths); "
+            "            reaches the model server directly: no client; NetworkPolicy admits only "
+            f"{front} and Managed Prometheus' collectors (gmp-system; gke-gmp-system on "
+            f"Autopilot), to port {w.spec.port}, which serves the API as well as /metrics (a "
+            f"NetworkPolicy cannot filter paths); "
             f"{enforced}"
         )
         return lines

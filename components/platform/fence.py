@@ -20,7 +20,6 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..facts.labels import NAMESPACE_NAME_LABEL
 from ..manifest import manifest
 
 # Selects every pod of the namespace and admits nothing: "default deny all ingress traffic"
@@ -65,23 +64,20 @@ def selector(found: Sequence[dict[str, Any]], service: str) -> dict[str, str]:
     return dict(_service(found, service)["spec"]["selector"])
 
 
-def _peer(found: Sequence[dict[str, Any]], source: str) -> dict[str, Any]:
+def _peers(found: Sequence[dict[str, Any]], source: str) -> list[dict[str, Any]]:
     if source != COLLECTOR:
-        return {"podSelector": {"matchLabels": selector(found, source)}}
+        return [{"podSelector": {"matchLabels": selector(found, source)}}]
     # Read where it is defined (namespace.py imports this module's DEFAULT_DENY_INGRESS).
-    from .namespace import COLLECTOR_LABELS, COLLECTOR_NAMESPACE
+    from .namespace import collector_peers
 
-    return {
-        "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: COLLECTOR_NAMESPACE}},
-        "podSelector": {"matchLabels": dict(COLLECTOR_LABELS)},
-    }
+    return collector_peers()
 
 
 def door_spec(found: Sequence[dict[str, Any]], door: Door) -> dict[str, Any]:
     """The NetworkPolicy spec of a door: its pods, its port, its source."""
     rule: dict[str, Any] = {"ports": [{"protocol": "TCP", "port": target_port(found, door)}]}
     if door.source is not None:  # API_SERVER: any address
-        rule["from"] = [_peer(found, door.source)]
+        rule["from"] = _peers(found, door.source)
     return {
         "podSelector": {"matchLabels": selector(found, door.service)},
         "policyTypes": ["Ingress"],

@@ -64,6 +64,34 @@ class WorkloadNamespaceArgs:
 # The rule-evaluator, the operator and anything else in gmp-system are not admitted.
 COLLECTOR_NAMESPACE = "gmp-system"
 COLLECTOR_LABELS = {APP_NAME_LABEL: "collector"}
+# On Autopilot Google runs Managed Service for Prometheus in its own managed namespace,
+# gke-gmp-system, not gmp-system (issue 45: GoogleCloudPlatform/ai-on-gke at cf87c749, as the
+# review cites it): a policy admitting only gmp-system starved every Autopilot stack's metrics
+# (the error alert never fired, the dashboard's model tiles stayed empty). Autopilot refuses to
+# create or change anything in its managed namespaces ("GKE Warden authz [denied by
+# managed-namespaces-limitation]" for kube-system, gke-gmp-system, gke-managed-*), so any pod
+# there is Google's: the namespace is admitted whole, because the collectors' pod labels there
+# are not confirmed here. Admitted in both modes: on Standard the namespace holds no collector
+# (gmp-system does), and a pod there needs rights in a GKE-reserved namespace.
+AUTOPILOT_COLLECTOR_NAMESPACE = "gke-gmp-system"
+
+
+def collector_peers() -> list[dict[str, object]]:
+    """NetworkPolicy peers for Managed Prometheus' collectors: gmp-system's collector pods
+    (Standard), and GKE's managed gke-gmp-system (Autopilot)."""
+    return [
+        {
+            "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: COLLECTOR_NAMESPACE}},
+            "podSelector": {"matchLabels": dict(COLLECTOR_LABELS)},
+        },
+        {
+            "namespaceSelector": {
+                "matchLabels": {NAMESPACE_NAME_LABEL: AUTOPILOT_COLLECTOR_NAMESPACE}
+            }
+        },
+    ]
+
+
 # Every pod of the namespace may resolve names (components/platform/egress.py DNS_EGRESS).
 ALLOW_DNS = {"podSelector": {}, "policyTypes": ["Egress"], "egress": egress.DNS_EGRESS}
 
@@ -73,11 +101,7 @@ def scrape_ingress(port: int) -> list[dict[str, object]]:
     in one peer). A NetworkPolicy cannot filter paths: the collectors reach the whole port, which
     serves vLLM's API as well as /metrics (vLLM mounts /metrics on the API's own app,
     vllm-project/vllm@02a69ad2 vllm/entrypoints/serve/instrumentator/metrics.py attach_router)."""
-    peer = {
-        "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: COLLECTOR_NAMESPACE}},
-        "podSelector": {"matchLabels": dict(COLLECTOR_LABELS)},
-    }
-    return [{"from": [peer], "ports": [{"protocol": "TCP", "port": port}]}]
+    return [{"from": collector_peers(), "ports": [{"protocol": "TCP", "port": port}]}]
 
 
 class WorkloadNamespace(pulumi.ComponentResource):

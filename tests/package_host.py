@@ -159,6 +159,25 @@ def provider_host(
         process.wait(timeout=30)
 
 
+@dataclass
+class Served:
+    client: Any
+    """The host's ResourceProvider client."""
+    monitor: RecordingMonitor
+    """What the host registered, recorded."""
+    address: str
+    """Where the monitor and the engine listen."""
+    engine: EngineServicer
+
+
+@contextmanager
+def served_host(monitor: RecordingMonitor, cwd: Path) -> Iterator[Served]:
+    """The real host, started in a working directory of its own (the engine's, not the
+    plugin's), with the monitor and engine it talks to."""
+    with engine_side(monitor) as (address, engine), provider_host(address, cwd) as client:
+        yield Served(client, monitor, address, engine)
+
+
 def served_schema(cwd: Path) -> dict[str, Any]:
     """The schema the real host serves (GetSchema over gRPC), for a test module that needs only
     that."""

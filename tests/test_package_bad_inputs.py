@@ -10,7 +10,8 @@ unknown enum value, a name GKE or Kubernetes refuses.
 import pytest
 from google.protobuf import struct_pb2
 
-from tests.test_package_inputs import Host, host, refused, sent  # noqa: F401 - the fixture
+from tests.package_host import Served
+from tests.test_package_inputs import host, refused, sent  # noqa: F401 - the fixture
 
 
 class _Delete:
@@ -104,7 +105,7 @@ def test_there_are_fifty_cases() -> None:
 
 @pytest.mark.parametrize(("component", "path", "value"), CASES, ids=lambda v: repr(v)[:40])
 def test_a_bad_input_is_refused_at_its_path_without_a_traceback(
-    host: Host,  # noqa: F811 - the fixture
+    host: Served,  # noqa: F811 - the fixture
     component: str,
     path: str,
     value: object,

@@ -26,10 +26,9 @@ from components.package import HOSTED, NAME
 from components.public import PUBLIC_COMPONENTS
 from tests.package_host import (
     PLUGIN,
-    EngineServicer,
+    Served,
     ServedMonitor,
-    engine_side,
-    provider_host,
+    served_host,
     toolchain_python,
 )
 from tests.package_samples import SAMPLES, Sample
@@ -46,26 +45,12 @@ ROOT = Path(__file__).resolve().parent.parent
 STACK = "test"
 
 
-@dataclass
-class Served:
-    client: Any
-    """The host's ResourceProvider client."""
-    monitor: RecordingMonitor
-    """What the host registered, recorded."""
-    address: str
-    """Where the monitor and the engine listen."""
-    engine: EngineServicer
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """The real host, started in a working directory of its own (the engine's, not the plugin's)."""
     monitor = ServedMonitor(CloudMocks(), PROJECT, STACK)
-    with (
-        engine_side(monitor) as (address, engine),
-        provider_host(address, tmp_path_factory.mktemp("pwd")) as client,
-    ):
-        yield Served(client, monitor, address, engine)
+    with served_host(monitor, tmp_path_factory.mktemp("pwd")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ would send them: an Output unknown during a preview (the RPC's unknown), a secre
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -22,7 +21,7 @@ from pulumi.runtime.proto import errors_pb2, provider_pb2, status_pb2
 from components.package import NAME
 from components.serve.schema import PLAIN, SECRET_INPUTS, SECRET_OUTPUTS, plain_share
 from components.serve.settle import UNKNOWN_REASON
-from tests.package_host import EngineServicer, ServedMonitor, engine_side, provider_host
+from tests.package_host import Served, ServedMonitor, served_host
 from tests.package_samples import SAMPLES
 from tests.test_package_host import STACK, Request, _consumer
 from tools.engine import PROJECT, CloudMocks
@@ -30,30 +29,19 @@ from tools.engine import PROJECT, CloudMocks
 SECRET = "hf-plain-value-that-must-never-show"
 
 
-@dataclass
-class Host:
-    client: Any
-    monitor: ServedMonitor
-    address: str
-    engine: EngineServicer
-
-
 @pytest.fixture(scope="module")
-def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
+def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     monitor = ServedMonitor(CloudMocks(), PROJECT, STACK)
-    with (
-        engine_side(monitor) as (address, engine),
-        provider_host(address, tmp_path_factory.mktemp("pwd")) as client,
-    ):
-        yield Host(client, monitor, address, engine)
+    with served_host(monitor, tmp_path_factory.mktemp("pwd")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
-def schema(host: Host) -> dict[str, Any]:
+def schema(host: Served) -> dict[str, Any]:
     return json.loads(host.client.GetSchema(provider_pb2.GetSchemaRequest(version=0)).schema)
 
 
-def construct(host: Host, component: str, request: Request, preview: bool = False) -> Any:
+def construct(host: Served, component: str, request: Request, preview: bool = False) -> Any:
     host.monitor.registrations.clear()
     return host.client.Construct(
         provider_pb2.ConstructRequest(
@@ -71,7 +59,7 @@ def construct(host: Host, component: str, request: Request, preview: bool = Fals
     )
 
 
-def sent(host: Host, component: str) -> Request:
+def sent(host: Served, component: str) -> Request:
     return _consumer(host.monitor, SAMPLES[component])
 
 
@@ -102,7 +90,7 @@ def property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
     return [(e.property_path, e.reason) for e in found.errors]
 
 
-def refused(host: Host, component: str, request: Request, preview: bool = False) -> Any:
+def refused(host: Served, component: str, request: Request, preview: bool = False) -> Any:
     with pytest.raises(grpc.RpcError) as caught:
         construct(host, component, request, preview)
     error = caught.value
@@ -168,7 +156,7 @@ def test_the_schema_carries_each_languages_package_name_and_version_ranges(
 
 
 def test_a_flowing_input_unknown_during_a_preview_registers_what_a_known_one_does(
-    host: Host,
+    host: Served,
 ) -> None:
     known = sent(host, "GpuNodePool")
     construct(host, "GpuNodePool", known, preview=True)
@@ -187,14 +175,14 @@ def test_a_flowing_input_unknown_during_a_preview_registers_what_a_known_one_doe
     )
 
 
-def test_a_deciding_input_unknown_during_a_preview_is_refused_at_its_path(host: Host) -> None:
+def test_a_deciding_input_unknown_during_a_preview_is_refused_at_its_path(host: Served) -> None:
     request = sent(host, "GpuService")
     set_path(request.inputs, "workload.image", rpc.UNKNOWN)
     errors = refused(host, "GpuService", request, preview=True)
     assert ("workload.image", UNKNOWN_REASON) in errors, errors
 
 
-def test_a_known_output_where_a_value_decides_is_resolved(host: Host) -> None:
+def test_a_known_output_where_a_value_decides_is_resolved(host: Served) -> None:
     request = sent(host, "GpuService")
     set_path(request.inputs, "workload.image", output_value("vllm/vllm-openai:v0.6.4"))
     set_path(request.inputs, "region", output_value("us-central1"))
@@ -208,7 +196,7 @@ def test_a_known_output_where_a_value_decides_is_resolved(host: Host) -> None:
     assert "vllm/vllm-openai:v0.6.4" in images, f"the image an output carried: {images}"
 
 
-def test_a_secret_env_value_stays_secret_and_never_crashes(host: Host) -> None:
+def test_a_secret_env_value_stays_secret_and_never_crashes(host: Served) -> None:
     request = sent(host, "GpuService")
     set_path(request.inputs, "workload.env.HF_API", output_value(SECRET, secret=True))
     construct(host, "GpuService", request)
@@ -222,7 +210,7 @@ def test_a_secret_env_value_stays_secret_and_never_crashes(host: Host) -> None:
     assert held, "the secret env value must go into the workload's Kubernetes Secret"
 
 
-def test_a_secret_where_it_cannot_stay_secret_is_refused(host: Host) -> None:
+def test_a_secret_where_it_cannot_stay_secret_is_refused(host: Served) -> None:
     request = sent(host, "GpuService")
     set_path(request.inputs, "workload.image", output_value("vllm/vllm-openai:v0.6.4", True))
     errors = refused(host, "GpuService", request)
@@ -230,7 +218,7 @@ def test_a_secret_where_it_cannot_stay_secret_is_refused(host: Host) -> None:
     assert "secrets" in errors[0][1], "the reason names where a secret can go"
 
 
-def test_an_unknown_key_is_refused_with_the_nearest_known_one(host: Host) -> None:
+def test_an_unknown_key_is_refused_with_the_nearest_known_one(host: Served) -> None:
     request = sent(host, "GpuService")
     set_path(request.inputs, "workload.imgae", "vllm/vllm-openai:v0.6.4")
     set_path(request.inputs, "nodepools", [])

@@ -52,7 +52,7 @@ class GkeGpuProvider(ComponentProvider):
         self.validate_resource_type(self._name, resource_type)
         component = resource_type.rsplit(":", maxsplit=1)[-1]
         settled = settle(dict(inputs), self.analyzed["resources"][resource_type], self.types)
-        values = _kept_secret(component, settled)
+        values = _kept_secret(self._components[component], settled)
         if settled.problems:
             raise invalid(component, name, settled.problems)
         definition = self._component_defs[component]
@@ -83,18 +83,14 @@ class GkeGpuProvider(ComponentProvider):
         return self.analyzed.get("types", {})
 
 
-def _kept_secret(component: str, settled: Settled) -> dict[str, Any]:
-    """The inputs with each resolved secret kept secret where the component can: GpuService's
-    env values go into its Kubernetes Secret (`envSecrets`), a secret in `workload.args` makes
-    the args go through it (`secretArgs`). Any other resolved secret is refused (its path)."""
+def _kept_secret(component: type, settled: Settled) -> dict[str, Any]:
+    """The inputs with each resolved secret kept secret where the component can: a component
+    that keeps secrets itself says so (`keep_secret(path, inputs)`, GpuService's: its env values
+    and args through its Kubernetes Secret). Any other resolved secret is refused (its path)."""
     values = dict(settled.value)
+    keep = getattr(component, "keep_secret", None)
     for path in settled.secrets:
-        parts = path.split(".")
-        if component == "GpuService" and parts[:2] == ["workload", "env"] and len(parts) == 3:
-            values["envSecrets"] = sorted({*values.get("envSecrets", []), parts[2]})
-        elif component == "GpuService" and path.startswith("workload.args"):
-            values["secretArgs"] = True
-        else:
+        if keep is None or not keep(path, values):
             settled.problems.append((path, KEEP_SECRET_HINT))
     return values
 

@@ -36,7 +36,7 @@ from .gate import (
     gate_settings,
     model_service_name,
 )
-from .gpu_service_args import GpuServiceArgs, GpuServiceWaits, decide
+from .gpu_service_args import GpuServiceArgs, GpuServiceWaits, decide, keep_secret
 from .load_balancer import (
     LoadBalancerService,
     LoadBalancerServiceArgs,
@@ -60,6 +60,8 @@ class GpuService(pulumi.ComponentResource):
     """expose.keys: each consumer's generated key (secret), by consumer name; empty without."""
     url: pulumi.Output[str | None] | None
     """Where the workload answers; None for a workload that is not exposed."""
+    # Which secrets another language's program sends stay secret here (not an output).
+    keep_secret = staticmethod(keep_secret)
 
     def __init__(
         self, name: str, args: GpuServiceArgs, opts: pulumi.ResourceOptions | None = None

@@ -4,7 +4,7 @@ workload from them with the config layer's rules, reporting every problem at onc
 path before anything is registered (components/service/gpu_service.py uses both)."""
 
 import dataclasses
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -82,6 +82,21 @@ class GpuServiceArgs(TypedDict):
     """GKE with a dashboard or alerts: Managed Service for Prometheus scrapes the gate."""
     waits: NotRequired[GpuServiceWaits]
     """What its objects wait for."""
+
+
+def keep_secret(path: str, inputs: dict[str, Any]) -> bool:
+    """Whether a secret another language's program sent at `path` (schema names) stays secret,
+    and how (`inputs` updated): an env value goes into the workload's Secret (`envSecrets`), a
+    secret in the args sends the args through it (`secretArgs`). The package's provider asks
+    (components/serve/provider.py); a secret anywhere else would be written in clear."""
+    parts = path.split(".")
+    if parts[:2] == ["workload", "env"] and len(parts) == 3:
+        inputs["envSecrets"] = sorted({*inputs.get("envSecrets", []), parts[2]})
+        return True
+    if path.startswith("workload.args"):
+        inputs["secretArgs"] = True
+        return True
+    return False
 
 
 def decide(args: GpuServiceArgs, where: str) -> Resolved:

@@ -32,6 +32,7 @@ REQUIRED = {
     "kubernetes": ("k8s.io/kubernetes", "KUBERNETES_VERSION"),
     "etcd": ("go.etcd.io/etcd/server/v3", "ETCD_VERSION"),
     "kwok": ("sigs.k8s.io/kwok", "KWOK_VERSION"),
+    "keda-http": ("github.com/kedacore/http-add-on", "KEDA_HTTP_ADD_ON_VERSION"),
 }
 
 

@@ -194,14 +194,35 @@ def test_a_margin_larger_than_the_node_leaves_nothing_rather_than_negative() -> 
 # --- default requests: a GPU's share of the node -----------------------------------------------
 
 
-def test_one_t4_on_n1_standard_4_gets_the_whole_node_rounded_down_to_mib() -> None:
+def test_one_t4_on_n1_standard_4_gets_95_percent_of_the_node_rounded_down_to_mib() -> None:
     room = pod_allocatable(4, 15)
     requests = default_requests(room, gpus_per_node=1, gpus_per_pod=1)
-    assert requests == Resources(3323, room.memory_bytes // MiB * MiB), "seed 000 fits"
+    assert requests == Resources(3156, room.memory_bytes * 95 // 100 // MiB * MiB), (
+        "a 1-GPU pod on a 1-GPU node gets 95% of the room (3323m, 11577Mi): 5% stays free"
+    )
     assert (cpu_quantity(requests.cpu_millicores), memory_quantity(requests.memory_bytes)) == (
-        "3323m",
-        "11577Mi",
+        "3156m",
+        "10998Mi",
     ), "whole millicores and whole MiB, as written into the manifest"
+
+
+@pytest.mark.parametrize(("vcpus", "gb"), [(4, 15), (8, 32), (208, 1872)])
+def test_derived_requests_leave_the_autoscalers_5_percent_of_the_room_free(
+    vcpus: int, gb: int
+) -> None:
+    """Issue 45: the multihost example's pods asked for 100% of an estimated room; a node whose
+    real room is a MiB smaller (a DaemonSet GKE adds, the kernel's share) never takes them."""
+    room = pod_allocatable(vcpus, gb)
+    requests = default_requests(room, gpus_per_node=8, gpus_per_pod=8)
+    left = room - requests
+    assert left.cpu_millicores >= room.cpu_millicores * 5 // 100, (
+        "derived CPU must leave the autoscaler's 5% tolerance (DefaultMaxFreeDifferenceRatio) free"
+    )
+    assert left.memory_bytes >= room.memory_bytes * 5 // 100, (
+        "derived memory must leave the autoscaler's 5% tolerance free, or the pod stays Pending "
+        "on a node whose room the estimate overstated"
+    )
+    assert left.memory_bytes < room.memory_bytes * 5 // 100 + MiB, "and take the rest"
 
 
 @pytest.mark.parametrize(("per_node", "per_pod"), [(8, 1), (8, 2), (8, 3), (4, 1), (2, 1)])
@@ -316,9 +337,10 @@ def test_autopilot_defaults_never_exceed_the_largest_node_for_the_gpus(
 ) -> None:
     monkeypatch.setattr(capacity, "AUTOPILOT_REQUEST_PER_GPU", Resources(10**6, 10**15))
     room = pod_allocatable(12, 85)  # a2-highgpu-1g, the only 1 x A100 40GB shape
+    room = Resources(room.cpu_millicores * 95 // 100, room.memory_bytes * 95 // 100)
     assert autopilot_default_requests("nvidia-tesla-a100", 1) == Resources(
         room.cpu_millicores // 1000 * 1000, room.memory_bytes // GiB * GiB
-    ), "a default no A100 node can hold would never schedule"
+    ), "a default no A100 node can hold would never schedule (and 5% of its room stays free)"
 
 
 def test_autopilot_defaults_need_a_gpu_count_some_machine_carries() -> None:

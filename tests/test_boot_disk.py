@@ -2,7 +2,8 @@
 that boot only from Hyperdisk (A3 Ultra, A4, G4) name `diskType: hyperdisk-balanced`; every
 other pool sends no diskType, so GKE keeps its default (pd-balanced) and plans do not change;
 a workload's cache on a Persistent Disk class is refused where its machines attach only
-Hyperdisk volumes (A4, A4X, G4). Sources: components/facts/catalog/machines.py."""
+Hyperdisk volumes (A3 Ultra, A4, A4X, G4), and the plan names the Hyperdisk class it takes.
+Sources: components/facts/catalog/machines.py."""
 
 from __future__ import annotations
 
@@ -20,12 +21,14 @@ HYPERDISK = "hyperdisk-balanced"
 
 
 def _stack(gpu: str, count: int, machine: str | None = None, **workload: Any) -> dict[str, Any]:
-    """A Standard stack with one Spot GPU pool of `count` x `gpu` and one workload on it."""
+    """A Standard stack with one Spot GPU pool of `count` x `gpu` and one workload on it (not a
+    vLLM image: the disks are the point here, not how vLLM splits a model over the GPUs)."""
     config = copy.deepcopy(STANDARD)
     pool: dict[str, Any] = {"name": "gpu", "gpu": {"type": gpu, "count": count}, "spot": True}
     if machine is not None:
         pool["machineType"] = machine
     config["gke-gpu:nodePools"] = [{**pool, "maxNodes": 1}]
+    workload = {"image": "registry.example/app:1.0", **workload}
     config["gke-gpu:workloads"][0].update(gpu={"type": gpu, "count": count}, **workload)
     return config
 
@@ -121,7 +124,9 @@ def test_the_plan_names_the_boot_disk_the_pool_registers(run: Run, gpu: str, cou
 
 @pytest.mark.parametrize("storage_class", [None, "standard-rwo", "premium-rwo"])
 @pytest.mark.parametrize(
-    ("gpu", "count"), [("nvidia-b200", 8), ("nvidia-rtx-pro-6000", 1)], ids=["a4", "g4"]
+    ("gpu", "count"),
+    [("nvidia-h200-141gb", 8), ("nvidia-b200", 8), ("nvidia-rtx-pro-6000", 1)],
+    ids=["a3-ultra", "a4", "g4"],
 )
 def test_a_cache_on_a_persistent_disk_class_is_refused_where_only_hyperdisk_attaches(
     gpu: str, count: int, storage_class: str | None
@@ -140,6 +145,20 @@ def test_a_cache_on_a_hyperdisk_class_loads_on_a_hyperdisk_only_machine() -> Non
     cache = {"size": "30Gi", "storageClass": "hyperdisk-balanced"}
     problems = _problems(_stack("nvidia-b200", 8, cache=cache))
     assert not problems, f"a Hyperdisk StorageClass attaches to A4: {problems}"
+
+
+def test_the_plan_names_the_hyperdisk_class_of_an_a3_ultra_cache() -> None:
+    cache = {"size": "300Gi", "storageClass": "hd"}
+    stack = _load(_stack("nvidia-h200-141gb", 8, cache=cache))
+    words = " ".join(summary.workload_lines(stack, stack.workloads[0]))
+    said = (
+        "cache disk: StorageClass hd, a Hyperdisk class (NVIDIA H200 141GB machines attach only "
+        "Hyperdisk volumes"
+    )
+    assert said in words, (
+        "A3 Ultra takes no Persistent Disk (Google's A3 Ultra limitations): the plan must say "
+        f"which class the cache takes and that it must be a Hyperdisk one: {words}"
+    )
 
 
 def test_a_cache_on_the_default_class_still_loads_on_l4() -> None:

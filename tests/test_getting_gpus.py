@@ -504,19 +504,23 @@ def test_dev_sleeps_at_the_cluster_fee_and_its_cpu_pods_and_peaks_at_one_spot_l4
     # and KEDA's seven (100m, 100Mi: two interceptors, its operator, metrics server, webhooks,
     # the add-on's operator and scaler). At max its pod (3 CPU, 10Gi) holds the smallest L4
     # machine, which Autopilot prices.
+    # Its LoadBalancer Service's one regional forwarding rule runs idle and at max alike.
     on_demand, spot = price_table.REGION_MACHINE_PRICES["us-central1"]["g2-standard-4"]
     fee = prices.CLUSTER_FEE_PER_HOUR
     gates = 2 * (0.1 * prices.AUTOPILOT_POD_VCPU_HOUR + 0.125 * prices.AUTOPILOT_POD_GIB_HOUR)
     keda = 7 * (0.1 * prices.AUTOPILOT_POD_VCPU_HOUR + 100 / 1024 * prices.AUTOPILOT_POD_GIB_HOUR)
-    assert totals[("idle", "configured")] == pytest.approx(fee + gates + keda)
-    assert totals[("idle", "configured")] <= 0.15, (
-        "issue 21: a sleeping dev stack costs about the cluster fee plus its CPU pods"
+    rule = price_table.REGION_FORWARDING_RULES["us-central1"][0]
+    up = fee + gates + keda + rule
+    assert totals[("idle", "configured")] == pytest.approx(up)
+    assert totals[("idle", "configured")] <= 0.17, (
+        "issue 21: a sleeping dev stack costs about the cluster fee plus its CPU pods and its "
+        "load balancer's forwarding rule"
     )
-    assert totals[("idle", "on_demand")] == pytest.approx(fee + gates + keda), (
+    assert totals[("idle", "on_demand")] == pytest.approx(up), (
         "Spot or not, a sleeping model holds no GPU node"
     )
-    assert totals[("max", "configured")] == pytest.approx(fee + gates + keda + (spot or 0))
-    assert totals[("max", "on_demand")] == pytest.approx(fee + gates + keda + (on_demand or 0))
+    assert totals[("max", "configured")] == pytest.approx(up + (spot or 0))
+    assert totals[("max", "on_demand")] == pytest.approx(up + (on_demand or 0))
 
 
 def test_prod_idles_at_the_two_l4_nodes_its_replicas_hold_and_four_at_max() -> None:
@@ -524,7 +528,7 @@ def test_prod_idles_at_the_two_l4_nodes_its_replicas_hold_and_four_at_max() -> N
     table = price_table.REGION_MACHINE_PRICES["us-central1"]
     node = table["g2-standard-8"][0] or 0
     system = 3 * (table["e2-standard-2"][0] or 0)
-    fee = prices.CLUSTER_FEE_PER_HOUR
+    fee = prices.CLUSTER_FEE_PER_HOUR + price_table.REGION_FORWARDING_RULES["us-central1"][0]
     assert totals[("idle", "configured")] == pytest.approx(fee + system + 2 * node), (
         "prod's two replicas each hold an L4 node whatever minNodes says: idle is two nodes"
     )
@@ -536,7 +540,7 @@ def test_render_prints_idle_and_max_costs_with_the_price_date(tmp_path: Path) ->
     assert printed.code == render.EXIT_OK
     out = printed.out
     assert f"list prices of {prices.PRICE_DATE}" in out
-    assert "as configured: idle $0.14/h, max $0.54/h" in out, out
+    assert "as configured: idle $0.17/h, max $0.57/h" in out, out
     assert "workload llm (g2-standard-4 per pod): idle $0.00/h, max $0.40/h" in out, (
         "a sleeping model's GPU node is not part of the idle cost, and is at max"
     )

@@ -218,7 +218,10 @@ def test_the_vendored_release_is_the_one_the_readme_names() -> None:
 
 
 def test_a_single_host_workload_registers_no_group_and_no_controller(tmp_path: Path) -> None:
-    recording = run_program(_with(hosts=1, args=["Qwen/Qwen2.5-0.5B-Instruct"]), stack="one")
+    one_gpu = {"type": "nvidia-h100-80gb", "count": 1}  # a 0.5B model: one GPU, none idle
+    recording = run_program(
+        _with(hosts=1, gpu=one_gpu, args=["Qwen/Qwen2.5-0.5B-Instruct"]), stack="one"
+    )
     assert not recording.of_type(LWS)
     assert not [r for r in recording.resources if "gke-gpu:index:Lws" in r.type]
 

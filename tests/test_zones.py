@@ -14,7 +14,8 @@ from components.config.rules import machines
 from components.config.schema import ClusterSpec
 from components.facts import catalog
 from components.facts.catalog import zones
-from tests.conftest import NODE_POOL, STANDARD, Run
+from tests.conftest import DEPLOYMENT, NODE_POOL, STANDARD, Run
+from tools import summary
 
 
 def _load(raw: dict[str, Any], region: str = "us-central1") -> StackConfig:
@@ -126,6 +127,63 @@ def test_a_pool_without_zones_is_left_to_gke_where_the_gpus_zones_are_unknown() 
         "without zone data the program must not guess zones; GKE picks as before"
     )
     assert zones.default_zones("nvidia-l4", "us-central1", "us-central1-c") == ("us-central1-c",)
+
+
+# --- what the plan promises about zones (issue 45) -------------------------------------------
+
+
+def _spread(replicas: int = 2, zones_: list[str] | None = None) -> dict[str, Any]:
+    """STANDARD with `replicas` of the model server on a pool of 4 L4 nodes over `zones_`."""
+    config = copy.deepcopy(STANDARD)
+    config["gke-gpu:nodePools"][0].update(
+        maxNodes=4, zones=zones_ or ["us-central1-a", "us-central1-b"]
+    )
+    config["gke-gpu:workloads"][0]["replicas"] = replicas
+    return config
+
+
+def _loaded(config: dict[str, Any]) -> StackConfig:
+    raw = {k.removeprefix("gke-gpu:"): v for k, v in config.items() if k.startswith("gke-gpu:")}
+    return _load(raw)
+
+
+def test_a_pool_over_two_zones_is_said_to_take_its_nodes_where_capacity_is(run: Run) -> None:
+    config = _spread()
+    (pool,) = [
+        r for r in run(config).of_type(NODE_POOL) if r.inputs["nodeConfig"].get("guestAccelerators")
+    ]
+    policy = pool.inputs["autoscaling"]["locationPolicy"]
+    loaded = _loaded(config)
+    words = " ".join(summary.pool_lines(loaded, loaded.node_pools[0]))
+    assert f"location policy {policy}" in words and "all its nodes may be in one zone" in words, (
+        f"the pool asks GKE for {policy} (zones with the most capacity): a plan that lists two "
+        f"zones without saying so promises a spread GKE does not make: {words}"
+    )
+
+
+def test_replicas_spread_over_zones_are_said_to_be_best_effort(run: Run) -> None:
+    config = _spread()
+    pod = run(config).served(DEPLOYMENT).inputs["spec"]["template"]["spec"]
+    (constraint,) = pod["topologySpreadConstraints"]
+    loaded = _loaded(config)
+    (line,) = [
+        line for line in summary.workload_lines(loaded, loaded.workloads[0]) if "zones:" in line
+    ]
+    assert constraint["whenUnsatisfiable"] == "ScheduleAnyway" and "best-effort" in line, (
+        "the pods only prefer different zones (ScheduleAnyway): the plan must say a zone's "
+        f"outage can take every replica: {line}"
+    )
+    assert "ScheduleAnyway" in line, "the plan names the setting a reviewer can look up"
+
+
+def test_replicas_on_a_one_zone_pool_are_said_to_share_that_zone() -> None:
+    loaded = _loaded(_spread(zones_=["us-central1-a"]))
+    words = " ".join(summary.workload_lines(loaded, loaded.workloads[0]))
+    pool_words = " ".join(summary.pool_lines(loaded, loaded.node_pools[0]))
+    assert "replicas all in us-central1-a" in words and "best-effort" not in words, (
+        f"a one-zone pool cannot spread replicas at all; the plan must not suggest it: {words}"
+    )
+    assert "zone us-central1-a only" in pool_words, pool_words
 
 
 # --- the tables -----------------------------------------------------------------------------

@@ -71,8 +71,8 @@ def summary_lines(config: StackConfig) -> list[str]:
             f"{', '.join(prices.PRICE_REGIONS)}): its machines show as unknown"
         )
     lines.append(
-        "            not included: disks, load balancers, Cloud NAT, egress, Autopilot's premium, "
-        "flex-start prices, Managed Prometheus samples (the metrics the dashboard and alerts "
-        "read), sustained-use or committed-use discounts"
+        "            not included: disks, the data load balancers process (per GiB), Cloud NAT, "
+        "egress, Autopilot's premium, flex-start prices, Managed Prometheus samples (the metrics "
+        "the dashboard and alerts read), sustained-use or committed-use discounts"
     )
     return lines

@@ -5,7 +5,9 @@ become placeholders, never decrypted), runs the real __main__.py against a recor
 writes build/<stack>/{plan.json,manifests.yaml,graph.md}, prints a summary, and validates every
 Kubernetes object against the Kubernetes OpenAPI schema and every resource against the policy
 pack (and the Cloud Monitoring resources against pulumi-gcp's inputs, tools/gcp_schema.py). Exit 0:
-clean; 1: a schema or mandatory policy failure; 2: the config is invalid.
+clean; 1: a schema or mandatory policy failure; 2: the config is invalid. With `--against
+OLD/plan.json` it also prints what `pulumi up` would create, update, replace and delete in a stack
+deployed as that plan, and a one-line verdict (tools/plan_diff.py).
 """
 
 from __future__ import annotations
@@ -136,12 +138,14 @@ def plan_document(plan: Plan) -> dict[str, Any]:
                 "type": r.type,
                 "name": r.name,
                 "urn": r.urn,
+                "custom": r.custom,
                 "parent": r.parent or None,
                 "provider": r.provider or None,
                 "dependencies": r.dependencies,
                 "protect": r.protect,
                 "ignoreChanges": r.ignore_changes,
                 "customTimeouts": r.custom_timeouts,
+                "aliases": r.aliases,
                 "inputs": r.inputs,
                 "computedOutputs": r.computed,
             }
@@ -304,24 +308,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_KUBERNETES_VERSION,
         help=f"schema version to validate against (default {DEFAULT_KUBERNETES_VERSION})",
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="OLD/plan.json",
+        help="an earlier plan.json of the same stack: print what `pulumi up` would create, "
+        "update, replace and delete, and a verdict (read before this render overwrites it)",
+    )
     args = parser.parse_args(argv)
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", args.stack):
         parser.error(f"stack name {args.stack!r} has characters a Pulumi stack cannot have")
     stack_file = args.stack_file or ROOT / f"Pulumi.{args.stack}.yaml"
     if not stack_file.exists():
         parser.error(f"{stack_file} does not exist")
+    if args.against is not None and not args.against.is_file():
+        parser.error(f"--against {args.against} does not exist (render the old stack first)")
 
     from components.config import ConfigError
+    from tools.plan_diff import PlanFileError, read_plan
 
     if (unknown := _unknown_kubernetes_version(args.kubernetes_version)) is not None:
         print(unknown, file=sys.stderr)
         return EXIT_CONFIG
     try:
+        # Read before the render: the earlier plan may be the very file this one overwrites.
+        against = (
+            None if args.against is None else (args.against, read_plan(args.against, args.stack))
+        )
         plan = render(args.stack, stack_file)
+    except PlanFileError as exc:
+        print(f"gke-gpu: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
     except ConfigError as exc:
         print(f"gke-gpu: stack {args.stack}: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    return _check_and_report(plan, args.kubernetes_version, args.out or ROOT / "build" / args.stack)
+    out = args.out or ROOT / "build" / args.stack
+    return _check_and_report(plan, args.kubernetes_version, out, against)
 
 
 def _unknown_kubernetes_version(wanted: str) -> str | None:
@@ -335,8 +357,11 @@ def _unknown_kubernetes_version(wanted: str) -> str | None:
     )
 
 
-def _check_and_report(plan: Plan, version: str, out: Path) -> int:
-    """Validate the manifests and run the policy pack, write the artifacts, print the summary."""
+def _check_and_report(
+    plan: Plan, version: str, out: Path, against: tuple[Path, dict[str, Any]] | None = None
+) -> int:
+    """Validate the manifests and run the policy pack, write the artifacts, print the summary (and
+    the changes against an earlier plan)."""
     plan.problems = schema_problems(plan.manifests, version)
     plan.problems += gcp_schema.problems(plan.recording)
     mandatory, advisory = policy_findings(plan)
@@ -348,6 +373,11 @@ def _check_and_report(plan: Plan, version: str, out: Path) -> int:
     print(f"  wrote {', '.join(shown)}")
     for warning in plan.warnings:
         print(f"  advisory: {warning}")
+    if against is not None:
+        from tools import plan_diff, plan_verdict
+
+        changed = plan_diff.diff(against[1], plan_document(plan))
+        print(plan_verdict.report(changed, str(against[0])))
     if plan.problems:
         print(f"\n{len(plan.problems)} problem(s):", file=sys.stderr)
         for problem in plan.problems:

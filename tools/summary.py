@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from components import slices
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.formats import resources
-from components.config.rules import coldstart
+from components.config.rules import coldstart, model_fit
 from components.config.sleep import scales_on_metric, sleeps
 from components.platform import scraped, watched
 from components.platform.nodepool import boot_disk_type, gke_pool_name
-from components.service import haproxy
+from components.service import haproxy, placement, pod
 from components.service import monitoring as monitor
 from tools import cost as costs
 from tools import iam_plan
@@ -21,6 +21,7 @@ from tools.summary_batch import batch_lines
 from tools.summary_cluster import cluster_lines
 from tools.summary_exposure import exposure_lines, routing_line
 from tools.summary_groups import group_lines
+from tools.summary_machines import cache_class_lines, pool_capacity_lines, workload_capacity_lines
 
 if TYPE_CHECKING:
     from tools.stacks import Deployment
@@ -59,7 +60,9 @@ def pool_lines(config: StackConfig, pool: NodePoolConfig) -> list[str]:
         capacity.append("compact placement (nodes close together in one zone)")
     if capacity:
         lines.append(f"            {'; '.join(capacity)}")
+    lines.append(f"            {placement.pool_zone_words(pool)}")
     lines.append(costs.pool_line(pool, config.region))
+    lines += pool_capacity_lines(pool)
     fast = ["image streaming on"] if pool.image_streaming else []
     if pool.secondary_boot_disk:
         fast.append(f"images preloaded from secondary boot disk {pool.secondary_boot_disk}")
@@ -86,6 +89,7 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     lines = [
         f"  workload  {w.spec.name} ({kind.name}, {w.spec.image}){where}",
         *_requests_lines(config, w),
+        *workload_capacity_lines(w),
     ]
     lines += group_lines(config, w)
     lines.append(
@@ -100,13 +104,14 @@ def workload_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
             "            runs to completion; `pulumi up` "
             + ("waits for it" if kind.awaited(w) else "does not wait for it")
         )
+    if (zones := placement.zone_words(config.cluster.mode, w)) is not None:
+        lines.append(f"            zones: {zones}")
     model = w.model
-    weights = (
-        f"a {w.spec.cache.size} per-pod disk at {w.spec.cache.path}"
-        if w.spec.cache
-        else "the container's filesystem (the node's boot disk)"
-    )
+    weights = pod.caches_on(w)
     lines.append(f"            {'model ' + model + '; ' if model else ''}caches on {weights}")
+    lines += cache_class_lines(config, w)
+    if (home := pod.home_words(w)) is not None:
+        lines.append(f"            {home}")
     if (disks := kind.disks_at_destroy(w)) is not None:
         lines.append(f"            disks: {disks}")
     if w.compute_class is not None:
@@ -142,8 +147,8 @@ def _requests_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     if pool is not None:
         used = w.max_pods * (1 if pool.shared else w.spec.gpu.count)
         return [
-            f"            requests {requests} of the {resources(pool.room, 2)} a node leaves; "
-            f"{gpus}",
+            f"            requests {requests} of the {resources(pool.room, 2)} a node leaves"
+            f"{pod.headroom_words(w)}; {gpus}",
             f"            {'GPU slots' if pool.shared else 'GPUs'} at max scale: {used} of "
             f"{pool.max_nodes * pool.slots_per_node} ({w.max_pods} pod(s), pool up to "
             f"{pool.max_nodes} node(s))",
@@ -156,10 +161,7 @@ def _requests_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     if config.cluster.mode == "autopilot":
         return [f"            requests {requests}; {gpus}; Autopilot sizes a node for each pod"]
     if w.cpu is None or w.memory is None:
-        return [
-            f"            requests {gpus} and no CPU/memory: the cluster's nodes are not known "
-            "here, so nothing is assumed; set resources.cpu/memory to reserve them"
-        ]
+        return [f"            requests {pod.unsized_requests(w)}"]
     return [
         f"            requests {requests}; {gpus}; the cluster's own nodes (capacity not known "
         "here)"
@@ -383,7 +385,10 @@ def summary(
     lines += costs.summary_lines(config)
     lines += monitoring_lines(config)
     lines += iam_plan.summary_lines(recording, deployment)
-    lines += [f"  advisory  {advisory}" for advisory in config.advisories]
+    # A model whose fit was not checked ends the plan, above its OK (rules/model_fit.py).
+    unchecked = model_fit.unchecked(enumerate(w.spec for w in config.workloads))
+    lines += [f"  advisory  {a}" for a in config.advisories if a not in unchecked]
     lines += outputs_lines(outputs)
     lines.append(f"  {len(recording.resources)} resources")
+    lines += [f"  ! {line}" for line in unchecked]
     return "\n".join(lines)

@@ -1,12 +1,12 @@
-"""The offline plan's words for a batch workload (issue 36): its queue, how its nodes come, the
-longest a run holds them, the most one run costs, its schedule, its shards and where its results
-land. Each line reads the config the kinds register from (components/kinds/base.py Batch,
-cron_job.py) and the Kueue objects (components/platform/kueue.py)."""
+"""The offline plan's words for a batch workload (issues 36 and 45): its queue, how its nodes come,
+the longest a run holds them, the most one run costs, its time cap, its schedule, its shards and
+where its results land. Each line reads the config the kinds register from (components/kinds/
+base.py Batch, cron_job.py) and the Kueue objects (components/platform/kueue.py)."""
 
 from __future__ import annotations
 
 from components.config import StackConfig, WorkloadConfig
-from components.kinds.base import batch, on_spot
+from components.kinds.base import active_deadline_seconds, batch, on_spot
 from components.kinds.cron_job import FAILED_HISTORY, SUCCESSFUL_HISTORY
 from components.platform.kueue import QUEUE
 from components.service.cost import Rate, money, pool_rate, workload_rate
@@ -26,6 +26,7 @@ def batch_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     )
     lines = [f"{INDENT}batch     {queue}", f"{INDENT}nodes     {_nodes(w)}"]
     lines.append(f"{INDENT}one run   {_run(config, w)}")
+    lines.append(f"{INDENT}time cap  {_cap(w)}")
     if w.spec.schedule is not None:
         lines.append(
             f"{INDENT}schedule  {w.spec.schedule!r} ({w.spec.time_zone}), a CronJob: no run starts "
@@ -80,10 +81,14 @@ def _run(config: StackConfig, w: WorkloadConfig) -> str:
     else:
         rate = Rate(None, None, None)
     if w.queue is None:
-        return (
-            f"{nodes} node(s) at once, {money((rate * nodes).configured)}; no limit on its "
-            "length (set queue.maxRunDuration to bound it)"
-        )
+        at_once = f"{nodes} node(s) at once, {money((rate * nodes).configured)}"
+        deadline = active_deadline_seconds(w)
+        if deadline is None:
+            return f"{at_once}; no limit on its length (set activeDeadline to cap it)"
+        hours = deadline / 3600
+        cost = rate.configured
+        price = "" if cost is None else f": ${cost * nodes * hours:,.2f} of node time"
+        return f"{at_once}; {hours:g}h at the longest (activeDeadline){price}"
     seconds = w.queue.max_run_seconds
     hours = seconds / 3600
     longest = f"holds {nodes} node(s) {hours:g}h at the longest (maxRunDurationSeconds {seconds})"
@@ -95,6 +100,32 @@ def _run(config: StackConfig, w: WorkloadConfig) -> str:
     return (
         f"{longest}, at most ${bound * nodes * hours:,.2f} at on-demand prices (flex-start's own "
         "discounted price is not in the table, and is lower)"
+    )
+
+
+def _cap(w: WorkloadConfig) -> str:
+    """What stops a run that runs too long: the Job's own deadline (Kubernetes), and for a queued
+    Job the time GKE holds its nodes (queue.maxRunDuration); each caps something else."""
+    deadline = active_deadline_seconds(w)
+    held = (
+        f"; queue.maxRunDuration {w.queue.max_run_seconds / 3600:g}h caps how long GKE holds its "
+        "nodes"
+        if w.queue is not None
+        else ""
+    )
+    if deadline is None:
+        return f"none on the Job (set activeDeadline, e.g. '4h', to fail a longer run){held}"
+    given = w.spec.active_deadline
+    counted = (
+        "; counted from Kueue's admission: time in the queue does not count, and a run Kueue "
+        "evicts starts its count again"
+        if w.queue is not None
+        else ""
+    )
+    each = "each run " if w.spec.schedule is not None else "the Job "
+    return (
+        f"{each}fails after {given} of running (activeDeadlineSeconds {deadline}), its pods "
+        f"stopped, even mid-retry{counted}{held}"
     )
 
 

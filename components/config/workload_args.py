@@ -435,9 +435,10 @@ class WorkloadCache(TypedDict):
     """Where it is mounted; not in a system folder (`/etc`, `/usr`, `/lib*`, ...)."""
 
     storage_class: NotRequired[str | None]
-    """StorageClass of the per-pod disk. On A4, A4X and G4 machines, which attach only Hyperdisk
-    volumes, a class with parameters.type hyperdisk-balanced (see GPUs, "Boot disks and cache
-    disks").
+    """StorageClass of the per-pod disk. On A3 Ultra, A4, A4X and G4 machines, which attach only
+    Hyperdisk volumes, a class with parameters.type hyperdisk-balanced (see GPUs, "Boot disks
+    and
+    cache disks").
 
     Default: the cluster's default
     """
@@ -646,6 +647,11 @@ class Workload(TypedDict):
 
     wait_for_completion: NotRequired[bool]
     """Job only: `pulumi up` waits until the Job completes (and fails if it fails)."""
+
+    active_deadline: NotRequired[str | None]
+    """Job only: the longest a run may last, e.g. `4h`, `90m`; Kubernetes then stops its pods and
+    fails the Job (`activeDeadlineSeconds`). Spot or not, queued or not.
+    """
 
     queue: NotRequired[WorkloadQueue | None]
     """Job only: wait in a Kueue queue until GKE grants all its nodes at once (flex-start with

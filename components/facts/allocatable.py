@@ -191,15 +191,40 @@ def pod_allocatable(
     return Resources(max(0, left.cpu_millicores), max(0, left.memory_bytes))
 
 
+# Derived requests take 95% of the room above, never all of it. That room is an estimate: the
+# kernel's share is a statistical guess (GCE_CA; GKE's autoscaler reads a per-node-version table
+# instead, GKE_CA GkeReserved.CalculateKernelReserved), four DaemonSets' memory is an ESTIMATE, and
+# GKE adds or resizes its own DaemonSets with node versions and features. A pod sized to 100% of
+# it stays Pending on a node whose real room is a MiB smaller, and a LeaderWorkerSet group whose
+# pods are sized so never starts. 5% is the cluster autoscaler's own tolerance for that room:
+# "MaxFreeDifferenceRatio describes how free resources (allocatable - daemon and system pods) can
+# differ between groups in the same NodeGroupSet", DefaultMaxFreeDifferenceRatio = 0.05
+# (kubernetes/autoscaler@01ea19e57fda25c4de7b12e65bbe99b41dcd5b64:cluster-autoscaler/config/
+# autoscaling_options.go): nodes whose room differs by up to 5% count as the same shape. It is a
+# tolerance, not a measurement of GKE's DaemonSets; what it covers is named above. Requests set in
+# `resources` may still use the whole room (rules/fit.py checks them against it).
+DERIVED_SHARE = Fraction(95, 100)
+
+
+def with_headroom(room: Resources) -> Resources:
+    """The part of a node's room that derived requests take: DERIVED_SHARE of it."""
+    return Resources(
+        math.floor(room.cpu_millicores * DERIVED_SHARE),
+        math.floor(room.memory_bytes * DERIVED_SHARE),
+    )
+
+
 def default_requests(
-    pod_allocatable: Resources, gpus_per_node: int, gpus_per_pod: int
+    pod_allocatable: Resources, gpus_per_node: int, gpus_per_pod: int, headroom: bool = True
 ) -> Resources:
-    """A GPU pod's share of the node by its GPUs, rounded down (whole millicores, whole MiB), so
-    that gpus_per_node // gpus_per_pod such pods fit on one node together."""
+    """A GPU pod's share of the node by its GPUs, of the room less its headroom (DERIVED_SHARE;
+    the whole room without `headroom`), rounded down (whole millicores, whole MiB), so that
+    gpus_per_node // gpus_per_pod such pods fit on one node together with room to spare."""
     if not 0 < gpus_per_pod <= gpus_per_node:
         raise ValueError(f"{gpus_per_pod} GPUs per pod do not fit a node of {gpus_per_node} GPUs")
-    cpu = pod_allocatable.cpu_millicores * gpus_per_pod // gpus_per_node
-    memory = pod_allocatable.memory_bytes * gpus_per_pod // gpus_per_node
+    room = with_headroom(pod_allocatable) if headroom else pod_allocatable
+    cpu = room.cpu_millicores * gpus_per_pod // gpus_per_node
+    memory = room.memory_bytes * gpus_per_pod // gpus_per_node
     return Resources(cpu, memory // MiB * MiB)
 
 
@@ -302,14 +327,27 @@ DEFAULT_MODEL_CACHE = "30Gi"
 AUTOPILOT_REQUEST_PER_GPU = Resources(4000, 16 * GiB)
 
 
+# Existing clusters: their nodes are not known here, so a pod that sets no memory gets a stated
+# request rather than none. Under node memory pressure the kubelet evicts first "BestEffort or
+# Burstable pods where the usage exceeds requests" (kubernetes.io/docs/concepts/scheduling-
+# eviction/node-pressure-eviction, "Pod selection for kubelet eviction"): with no request, any use
+# exceeds it. The figure is KServe's default memory request for a model server container that
+# sets none, 2Gi (kserve/website@5c3d641d8a7919f7faa431e95f8d36a2aa5304a2:docs/admin-guide/
+# configurations.md, "Default Memory Request"): a floor small enough for any GPU node, not a
+# measure of what the pod uses (a pod using more is still among the first evicted; the plan says
+# so). Unlike KServe's it comes with no limit (components/service/pod.py), so a pod that runs
+# today with more memory is not OOM-killed by the upgrade.
+EXISTING_MEMORY_REQUEST_BYTES = 2 * GiB
+
+
 def autopilot_default_requests(gpu_type: str, count: int) -> Resources:
     """Requests for an Autopilot GPU pod that sets none: AUTOPILOT_REQUEST_PER_GPU per GPU, no
-    more than fits a pod on the largest machine carrying `count` such GPUs."""
+    more than DERIVED_SHARE of what the largest machine carrying `count` such GPUs leaves."""
     machines = catalog.machine_types_for(gpu_type, count)
     if not machines:
         raise ValueError(f"no machine type carries {count} x {gpu_type}")
     largest = max(machines, key=lambda m: (m.vcpus, m.memory_gb))
-    room = pod_allocatable(largest.vcpus, largest.memory_gb)
+    room = with_headroom(pod_allocatable(largest.vcpus, largest.memory_gb))
     cpu = min(AUTOPILOT_REQUEST_PER_GPU.cpu_millicores * count, room.cpu_millicores // 1000 * 1000)
     memory = min(AUTOPILOT_REQUEST_PER_GPU.memory_bytes * count, room.memory_bytes // GiB * GiB)
     return Resources(cpu, memory)

@@ -1,67 +1,39 @@
-"""Popular models' sizes, for the model-fit check (components/config/rules/model_fit.py, issue 34).
+"""Open-weight models' sizes, for the model-fit check (components/config/rules/model_fit.py,
+issues 34 and 45): one module per family (models_llama.py, models_qwen.py, models_more.py), each
+row with where it was read; the sizes' meaning in model_size.py.
 
-Each row: parameters, transformer layers, and what one token's KV cache holds per layer (values
-per token per layer: 2 x KV heads x head size for grouped-query attention; DeepSeek's multi-head
-latent attention caches kv_lora_rank + qk_rope_head_dim), with the checkpoint's dtype. Source:
-each model's config.json on the Hugging Face Hub (the URL beside the row: num_hidden_layers,
-num_key_value_heads, hidden_size / num_attention_heads or head_dim, torch_dtype,
-quantization_config) and its model card for the parameter count. NOT read from huggingface.co
-here (no route to it): the values were checked against third-party copies found with the code
-search (fitmygpu.com/models/llama-3.1-70b: 70.6B, 80 layers, 8 KV heads; a TensorRT-LLM
-config of Llama 3.1 405B: 126 layers, 128 heads, hidden 16384; several benchmark tables of
-Llama 3.1 8B/70B/405B and Qwen2.5 7B/72B with the same layers, heads and KV heads), and must be
-confirmed against the Hub's config.json before they are relied on for a borderline fit.
+Each row: parameters (all of a mixture of experts'), transformer layers, KV heads and what one
+head caches per token and layer (2 x head_dim for grouped-query attention; DeepSeek's multi-head
+latent attention caches kv_lora_rank + qk_rope_head_dim), the layers of local attention and
+their window, the checkpoint's dtype and its context. Source: each model's config.json on the
+Hugging Face Hub (HF below: num_hidden_layers, num_key_value_heads, head_dim or hidden_size /
+num_attention_heads, sliding_window, torch_dtype, quantization_config) and its model card for
+the parameter count.
+
+NOT read from huggingface.co here (no route to it): the values were checked against copies found
+with the code and docs search, named in each family's module. The rows before issue 45 were
+checked against third-party copies (fitmygpu.com/models/llama-3.1-70b: 70.6B, 80 layers, 8 KV
+heads; a TensorRT-LLM config of Llama 3.1 405B: 126 layers, 128 heads, hidden 16384; benchmark
+tables of Llama 3.1 8B/70B/405B and Qwen2.5 7B/72B with the same layers, heads and KV heads).
+Where copies disagree, or a value could not be read, the family module says so and takes the
+value that gives the smaller estimate: the check is a floor, so a refusal holds whatever the
+exact figure. Confirm against the Hub's config.json before relying on a borderline fit.
+
+Left out (not confirmed here): the Qwen3 -FP8 checkpoints, Gemma 3's -pt checkpoints other than
+4B, DeepSeek's distilled models; `model: {parameters, dtype}` describes any model the table
+does not know.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .model_size import HF, ModelSize
+from .models_llama import MODELS as _LLAMA
+from .models_more import MODELS as _MORE
+from .models_qwen import MODELS as _QWEN
 
-HF = "https://huggingface.co/{}/blob/main/config.json"
+__all__ = ["GATED_ORGANIZATIONS", "MODELS", "TOKEN_ENV", "ModelSize", "source"]
 
-
-@dataclass(frozen=True)
-class ModelSize:
-    parameters: float
-    layers: int
-    kv_values: int
-    """Values one token's KV cache holds per layer."""
-    dtype: str
-    """The checkpoint's weights: "bf16" or "fp8"."""
-    context: int
-    """max_position_embeddings: vLLM's max_model_len when --max-model-len is unset."""
-
-    def kv_bytes_per_token(self, kv_bytes: float = 2) -> float:
-        return self.layers * self.kv_values * kv_bytes
-
-
-def _gqa(parameters: float, layers: int, kv_heads: int, head: int, context: int) -> ModelSize:
-    return ModelSize(parameters, layers, 2 * kv_heads * head, "bf16", context)
-
-
-_LLAMA_8B = _gqa(8.03e9, 32, 8, 128, 131_072)
-_LLAMA_70B = _gqa(70.6e9, 80, 8, 128, 131_072)
-_LLAMA_405B = _gqa(405.9e9, 126, 8, 128, 131_072)
-# MLA: kv_lora_rank 512 + qk_rope_head_dim 64 per token and layer; weights FP8 (block-wise
-# quantization_config, fmt e4m3); 671B parameters (the model card: "671B total").
-_DEEPSEEK_R1 = ModelSize(671e9, 61, 512 + 64, "fp8", 163_840)
-
-MODELS: dict[str, ModelSize] = {
-    "meta-llama/Llama-3.1-8B": _LLAMA_8B,
-    "meta-llama/Llama-3.1-8B-Instruct": _LLAMA_8B,
-    "meta-llama/Llama-3.1-70B": _LLAMA_70B,
-    "meta-llama/Llama-3.1-70B-Instruct": _LLAMA_70B,
-    "meta-llama/Llama-3.3-70B-Instruct": _LLAMA_70B,
-    "meta-llama/Llama-3.1-405B": _LLAMA_405B,
-    "meta-llama/Llama-3.1-405B-Instruct": _LLAMA_405B,
-    "meta-llama/Llama-3.1-405B-Instruct-FP8": ModelSize(405.9e9, 126, 2 * 8 * 128, "fp8", 131_072),
-    "deepseek-ai/DeepSeek-R1": _DEEPSEEK_R1,
-    "deepseek-ai/DeepSeek-V3": _DEEPSEEK_R1,
-    "Qwen/Qwen2.5-0.5B-Instruct": _gqa(0.49e9, 24, 2, 64, 32_768),
-    "Qwen/Qwen2.5-1.5B-Instruct": _gqa(1.54e9, 28, 2, 128, 32_768),
-    "Qwen/Qwen2.5-7B-Instruct": _gqa(7.61e9, 28, 4, 128, 32_768),
-    "Qwen/Qwen2.5-72B-Instruct": _gqa(72.7e9, 80, 8, 128, 32_768),
-}
+MODELS: dict[str, ModelSize] = {**_LLAMA, **_QWEN, **_MORE}
 
 
 def source(model: str) -> str:
@@ -70,8 +42,11 @@ def source(model: str) -> str:
 
 # Models the Hugging Face Hub serves only to an account that accepted their license: every
 # meta-llama repository ("You need to agree to share your contact information to access this
-# model", huggingface.co/meta-llama/Meta-Llama-3.1-8B). A download without a token of such an
-# account fails.
-GATED_ORGANIZATIONS = ("meta-llama/",)
+# model", huggingface.co/meta-llama/Meta-Llama-3.1-8B) and Google's Gemma 3 ("This repository is
+# publicly accessible, but you have to accept the conditions to access its files and content. To
+# access Gemma on Hugging Face, you're required to review and agree to Google's usage license",
+# the page of google/gemma-3-4b-pt in a mirror; the -it cards carry the same extra_gated_prompt).
+# A download without a token of such an account fails.
+GATED_ORGANIZATIONS = ("meta-llama/", "google/gemma-3-")
 # Where huggingface_hub (which vLLM downloads with) reads a token from the environment.
 TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")

@@ -20,6 +20,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..config import WorkloadConfig
+from ..config.rules.batch import seconds
 from ..config.sleep import sleeps
 from ..facts.labels import PATCH_FORCE_ANNOTATION, SKIP_AWAIT_ANNOTATION
 from ..platform.kueue import (
@@ -190,8 +191,12 @@ class Batch(Kind):
         return {**metadata, "labels": labels, "annotations": annotations}
 
     def job_spec(self, w: WorkloadConfig, template: dict[str, Any]) -> dict[str, Any]:
-        """The Job's spec: retries, and what `queue`, `completions` and Spot add."""
+        """The Job's spec: retries, and what `activeDeadline`, `queue`, `completions` and Spot
+        add."""
         spec: dict[str, Any] = {"backoffLimit": w.spec.backoff_limit, "template": template}
+        deadline = active_deadline_seconds(w)
+        if deadline is not None:
+            spec["activeDeadlineSeconds"] = deadline
         if w.queue is not None:
             # Kueue starts a queued Job once admitted; created running, its pods would start
             # before the ProvisioningRequest is granted (cluster-toolkit sample-job.yaml:
@@ -223,9 +228,27 @@ def on_spot(w: WorkloadConfig) -> bool:
 
 
 def batch(w: WorkloadConfig) -> bool:
-    """A Job that uses the batch keys (queue, schedule, completions, output; issue 36). A Job
-    without them keeps the object it always had (the plans of existing stacks stay the same)."""
-    return any(x is not None for x in (w.queue, w.spec.schedule, w.spec.completions, w.spec.output))
+    """A Job that uses the batch keys (queue, activeDeadline, schedule, completions, output; issues
+    36 and 45). A Job without them keeps the object it always had (the plans of existing stacks
+    stay the same)."""
+    keys = (w.queue, w.spec.active_deadline, w.spec.schedule, w.spec.completions, w.spec.output)
+    return any(x is not None for x in keys)
+
+
+def active_deadline_seconds(w: WorkloadConfig) -> int | None:
+    """`activeDeadline` in seconds: the Job's spec.activeDeadlineSeconds (a CronJob's, each run's).
+
+    Kubernetes fails the Job once it has been active that long, whatever its retries ("Job
+    termination and cleanup": it "applies to the duration of the job, no matter how many Pods are
+    created ... the Job status will become type: Failed with reason: DeadlineExceeded", and "takes
+    precedence over its .spec.backoffLimit"). It counts from the Job's startTime, which a resume
+    resets ("Suspending a Job": "the .spec.activeDeadlineSeconds timer will be stopped and reset
+    when a Job is suspended and resumed"): a queued Job's time in the queue does not count, and
+    one Kueue evicts and admits again starts its count afresh. (kubernetes.io/docs/concepts/
+    workloads/controllers/job/, kubernetes/website at 003349eb.)
+    """
+    given = w.spec.active_deadline
+    return None if given is None else seconds(given)
 
 
 def pod_failure_policy(w: WorkloadConfig) -> dict[str, Any]:

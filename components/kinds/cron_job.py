@@ -1,9 +1,12 @@
 """A CronJob: a Job with `schedule`, run on it (nightly batch inference), queued or not.
 
 Its Jobs carry what a Job would (components/kinds/base.py Batch): the queue label and the run
-length in the job template's metadata, which the CronJob controller copies to each Job it creates
+length in the job template's metadata, and the time cap (activeDeadlineSeconds) in its spec, which
+the CronJob controller copies to each Job it creates
 (https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#writing-a-cronjob-spec,
-"jobTemplate ... has exactly the same schema as a Job"), so Kueue queues each run.
+"jobTemplate ... has exactly the same schema as a Job"), so Kueue queues each run and each run
+stops at the cap. Kueue writes on those Jobs, never on the CronJob, so the CronJob leaves no field
+to it (components/kinds/job.py KUEUE_WRITES).
 """
 
 from __future__ import annotations

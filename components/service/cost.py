@@ -11,7 +11,8 @@ or maxReplicas (a Job's one pod). Prices are the stack's region's
 (components/facts/catalog/prices.py).
 Autopilot GPU pods are priced as the node GKE creates for each (prices.py AUTOPILOT_NODES): the
 smallest machine of the GPU whose allocatable holds the pod. A workload with fallbacks is priced
-at its first priority; the summary lists what each fallback costs.
+at its first priority; the summary lists what each fallback costs. The forwarding rules of the
+load balancers that expose the workloads run idle and at max alike (forwarding_rule_lines).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .. import slices
 from ..config import (
     CapacityChoice,
     ClusterConfig,
@@ -27,8 +29,10 @@ from ..config import (
     WorkloadConfig,
 )
 from ..config.sleep import sleeps
+from ..expose import gateway
+from ..expose.base import Exposure
 from ..facts import allocatable
-from ..facts.catalog import prices
+from ..facts.catalog import price_table, prices
 from ..platform import keda
 from . import gate_pod
 
@@ -151,6 +155,7 @@ def stack_cost(config: StackConfig) -> StackCost | None:
         )
     if cluster.mode == "autopilot" and any(sleeps(w) for w in config.workloads):
         cost.lines.append(_keda_line())
+    cost.lines += forwarding_rule_lines(gates, config.region)
     for w in config.workloads:
         if w.node_pool is not None:
             continue  # priced with its pool
@@ -161,6 +166,60 @@ def stack_cost(config: StackConfig) -> StackCost | None:
             )
         )
     return cost
+
+
+def forwarding_rules(exposure: Exposure) -> tuple[bool, int]:
+    """(global, how many) forwarding rules the load balancer in front of one workload has.
+
+    A LoadBalancer Service: GKE makes it a passthrough Network Load Balancer (external, or internal
+    with the annotation) whose frontend is one regional forwarding rule (GKE, "Create a backend
+    service-based external load balancer": it creates "Forwarding rule, Regional backend service,
+    Instance group, Health check"; cloud.google.com/load-balancing/docs/internal: "a frontend (the
+    forwarding rule) and a backend"). A load balancer the exposure registers itself is a Gateway's
+    global external Application Load Balancer: a forwarding rule names one target (`gcloud compute
+    forwarding-rules create`: one of --target-http-proxy, --target-https-proxy, ...), and the
+    Gateway's HTTPS and HTTP listeners end at a target HTTPS and a target HTTP proxy, so one rule
+    per listener. GKE's Gateway controller is not public code: that it makes no other rule could
+    not be confirmed."""
+    if exposure.service_type == "LoadBalancer":
+        return False, 1
+    if exposure.load_balanced:
+        return True, len(gateway.gateway_spec("")["listeners"])
+    return False, 0
+
+
+def forwarding_rule_lines(exposed: Sequence[WorkloadConfig], region: str) -> list[Line]:
+    """The forwarding rules of the exposed workloads' load balancers, regional and global: one
+    line each, the same idle and at max (a load balancer stays while the model sleeps)."""
+    counts = {False: 0, True: 0}
+    whose: dict[bool, list[str]] = {False: [], True: []}
+    for w in exposed:
+        assert w.expose is not None
+        scope, rules = forwarding_rules(slices.exposure_of(w.expose, w.spec.name))
+        counts[scope] += rules
+        whose[scope] += [w.spec.name] if rules else []
+    lines = []
+    for scope, where, when in (
+        (
+            False,
+            f" in {region}",
+            f"the SKU's price of {price_table.FORWARDING_RULES_REGIONAL_DATE}",
+        ),
+        (True, ", global", f"Google's pricing page, read {price_table.FORWARDING_RULES_READ}"),
+    ):
+        if counts[scope]:
+            price = prices.forwarding_rules_price(counts[scope], None if scope else region)
+            rate = Rate(price, price, price)
+            lines.append(
+                Line(
+                    f"load balancer forwarding rules{where} ({counts[scope]}, for "
+                    f"{', '.join(whose[scope])}; up to {prices.FORWARDING_RULES_IN_MINIMUM} are "
+                    f"one minimum charge; {when})",
+                    rate,
+                    rate,
+                )
+            )
+    return lines
 
 
 def autopilot_pod_rate(cpu: str, memory: str) -> float:

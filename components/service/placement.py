@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import Mode, WorkloadConfig
+from .. import slices
+from ..config import Mode, NodePoolConfig, WorkloadConfig
 from ..facts.labels import (
     ACCELERATOR_LABEL,
     COMPUTE_CLASS_LABEL,
@@ -81,9 +82,22 @@ def tolerations(mode: Mode, w: WorkloadConfig) -> list[dict[str, str]]:
     return result
 
 
+# How a spread is honoured (issue 45: the plan must not promise more). The Kubernetes API,
+# TopologySpreadConstraint.whenUnsatisfiable: "ScheduleAnyway tells the scheduler to schedule the
+# pod in any location, but giving higher precedence to topologies that would help reduce the
+# skew" (k8s.io/api core/v1, as quoted in components/platform/vendor/lws/lws-v0.8.0.yaml). GKE's
+# API, NodePoolAutoscaling.LocationPolicy: "ANY policy picks zones that have the highest capacity
+# available", and even "BALANCED is a best effort policy that aims to balance the sizes of
+# different zones" (google.container.v1, cloud.google.com/dotnet/docs/reference/
+# Google.Cloud.Container.V1/latest/Google.Cloud.Container.V1.NodePoolAutoscaling.Types.
+# LocationPolicy). GPU pools use ANY (components/platform/nodepool.py: GPUs stock out per zone).
+POOL_LOCATION_POLICY = "ANY"
+
+
 def zone_spread(w: WorkloadConfig) -> list[dict[str, Any]]:
     """Replicas prefer different zones, so one zone's outage or stockout leaves the service up;
-    "ScheduleAnyway" never holds a pod back when only one zone has a free GPU."""
+    "ScheduleAnyway" never holds a pod back when only one zone has a free GPU (zone_words says
+    so in the plan)."""
     return [
         {
             "maxSkew": 1,
@@ -92,3 +106,32 @@ def zone_spread(w: WorkloadConfig) -> list[dict[str, Any]]:
             "labelSelector": {"matchLabels": selector_labels(w.spec.name)},
         }
     ]
+
+
+def pool_zone_words(pool: NodePoolConfig) -> str:
+    """The plan's words for where a GPU pool's nodes come from, best-effort said as such."""
+    if len(pool.zones) == 1:
+        return f"zone {pool.zones[0]} only: its outage or stockout stops the pool"
+    where = f"zones {', '.join(pool.zones)}" if pool.zones else "the cluster's zones"
+    return (
+        f"{where}: the autoscaler adds each node in the zone with the most capacity (location "
+        f"policy {POOL_LOCATION_POLICY}), not one per zone: all its nodes may be in one zone"
+    )
+
+
+def zone_words(mode: Mode, w: WorkloadConfig) -> str | None:
+    """The plan's words for how the replicas spread over zones (zone_spread), None where they
+    do not spread (one replica, a Job, a CronJob)."""
+    if not (slices.kind_of(w).holds_replicas and w.max_replicas > 1):
+        return None
+    best_effort = (
+        "best-effort (topologySpreadConstraints whenUnsatisfiable: ScheduleAnyway): where one "
+        "zone alone has free GPUs they share it, and its outage takes them all"
+    )
+    pool = w.node_pool
+    if mode == "existing":
+        return f"replicas prefer nodes of different {ZONE_LABEL} values, {best_effort}"
+    if pool is not None and len(pool.zones) == 1:
+        return f"replicas all in {pool.zones[0]}, pool {pool.name}'s one zone"
+    nodes = f"pool {pool.name}'s nodes come where capacity is" if pool is not None else ""
+    return "replicas prefer different zones, " + best_effort + (f"; {nodes}" if nodes else "")

@@ -12,7 +12,9 @@ from .. import slices
 from ..config import Mode, WorkloadConfig, defaults
 from ..config.formats import is_vllm_image
 from ..config.rules.exposure import API_KEY_ENV
+from ..config.rules.fit import keeps_whole_room
 from ..config.rules.mounts import HOME_PATH, SHM_PATH, TMP_PATH, mounts_home
+from ..facts.allocatable import DERIVED_SHARE, memory_quantity
 from ..facts.labels import GPU_RESOURCE, workload_labels
 from ..manifest import claim_spec
 from .model_cache import (
@@ -119,20 +121,60 @@ def container_spec(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> 
 
 
 def container_resources(w: WorkloadConfig) -> dict[str, Any]:
-    """Requests as configured; limits on memory and the GPUs."""
+    """Requests as configured; limits on memory and the GPUs. An existing cluster's pod that sets
+    no memory requests the stated floor (rules/placement.py default_requests) with no limit: its
+    nodes are unknown, and a limit would OOM-kill a pod that runs today with more."""
     limits: dict[str, str] = {"memory": w.memory} if w.memory else {}
     if w.spec.gpu.count:
         limits[GPU_RESOURCE] = str(w.spec.gpu.count)
+    memory = w.memory or (
+        memory_quantity(w.requests.memory_bytes) if w.requests.memory_bytes else None
+    )
     requests = {
         k: v
         for k, v in (
             ("cpu", w.cpu),
-            ("memory", w.memory),
+            ("memory", memory),
             ("ephemeral-storage", w.spec.resources.ephemeral_storage),
         )
         if v
     }
     return {"requests": requests, "limits": limits}
+
+
+def headroom_words(w: WorkloadConfig) -> str:
+    """The plan's words for requests sized from a node's room: the share they leave free."""
+    unset = [k for k in ("cpu", "memory") if getattr(w.spec.resources, k) is None]
+    if not unset:
+        return ""
+    if keeps_whole_room(w.spec):
+        return (
+            f" ({' and '.join(unset)} sized from all of it: a Job's template cannot change in "
+            "place, so it keeps the share it had, and an upgrade of the program does not re-run it)"
+        )
+    share = float(DERIVED_SHARE * 100)
+    return (
+        f" ({' and '.join(unset)} sized from {share:g}% of it: {100 - share:g}% stays free "
+        "for what the estimate may miss, the cluster autoscaler's own tolerance for a node's room)"
+    )
+
+
+def unsized_requests(w: WorkloadConfig) -> str:
+    """The plan's words for a pod on an existing cluster (its nodes unknown here) that leaves CPU
+    or memory unset: what it requests, what was assumed for it, and the key that replaces that."""
+    words = [f"{w.spec.gpu.count} x GPU per pod"]
+    if w.memory:
+        words.append(f"{w.memory} memory (request and limit)")
+    else:
+        floor = memory_quantity(w.requests.memory_bytes)
+        words.append(
+            f"{floor} memory, a stated floor with no limit (KServe's default request; the "
+            f"cluster's nodes are not known here): a pod using more than {floor} is still among "
+            "the first evicted under memory pressure, so set resources.memory to what it uses "
+            "(it becomes the request and the limit)"
+        )
+    words.append(f"{w.cpu} CPU" if w.cpu else "no CPU (set resources.cpu to reserve some)")
+    return "; ".join(words)
 
 
 def container_env(w: WorkloadConfig, secret_name: pulumi.Input[str] | None) -> list[dict[str, Any]]:
@@ -172,17 +214,56 @@ def cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
 
 
 def home(w: WorkloadConfig) -> str:
-    """HOME: the cache disk when there is one (vLLM, Triton, FlashInfer and CUDA write their
-    caches under ~, and on Autopilot an emptyDir counts against the pod's 1 GiB default
-    ephemeral-storage request), else an emptyDir of its own."""
+    """HOME: the pod's persistent volume when it has one (`storage`, a StatefulSet's claim: a
+    notebook's ~/.local, ~/.jupyter and ~/.cache then survive a restart, issue 45); else the cache
+    disk (vLLM, Triton, FlashInfer and CUDA write their caches under ~, and on Autopilot an
+    emptyDir counts against the pod's 1 GiB default ephemeral-storage request); else an emptyDir
+    of its own. The volume's root, not a folder in it: a HOME that does not exist breaks programs
+    that write a file straight into it (git's ~/.gitconfig), and the root exists and is the
+    pod's group's (fsGroup, pod_security_context)."""
+    if w.spec.storage is not None:
+        return w.spec.storage.mount_path
     return w.spec.cache.path if w.spec.cache is not None else HOME_PATH
 
 
+def cache_root(w: WorkloadConfig) -> str | None:
+    """XDG_CACHE_HOME: the cache disk when there is one, else ~/.cache (on the persistent volume
+    with the rest of HOME when there is one); None when the workload sets HOME itself and has no
+    cache disk, so the caches follow its own HOME (the program's HOME folder is not mounted
+    then, and under a read-only root filesystem nothing could be written there)."""
+    if w.spec.cache is not None:
+        return w.spec.cache.path
+    if "HOME" in _set_env(w):
+        return None
+    return f"{home(w).rstrip('/')}/.cache"
+
+
+def caches_on(w: WorkloadConfig) -> str:
+    """The plan's words for where the pod's caches (and a server's downloaded weights) land."""
+    if w.spec.cache is not None:
+        return f"a {w.spec.cache.size} per-pod disk at {w.spec.cache.path}"
+    if {"HOME", "XDG_CACHE_HOME"} & _set_env(w):
+        return "where the workload's own HOME or XDG_CACHE_HOME says"
+    if w.spec.storage is not None:
+        return f"its persistent volume at {cache_root(w)} (kept across restarts)"
+    return "the container's filesystem (the node's boot disk)"
+
+
+def home_words(w: WorkloadConfig) -> str | None:
+    """The plan's words for HOME when it is on the pod's persistent volume, else None."""
+    if w.spec.storage is None or "HOME" in _set_env(w):
+        return None
+    return (
+        f"HOME is {home(w)}, its persistent volume: what lands in ~ (~/.local, ~/.jupyter, "
+        "~/.cache, shell history) survives a restart"
+    )
+
+
 def writable_mounts(w: WorkloadConfig) -> list[dict[str, str]]:
-    """What stays writable under a read-only root filesystem: /tmp, and HOME unless it is the
-    cache disk or the workload sets HOME itself."""
+    """What stays writable under a read-only root filesystem: /tmp, and an emptyDir for HOME
+    unless HOME is a disk of the pod's (persistent volume, cache disk) or set by the workload."""
     mounts = [{"name": TMP_VOLUME, "mountPath": TMP_PATH}]
-    if mounts_home(w.spec.cache is not None, _set_env(w)):
+    if home(w) == HOME_PATH and mounts_home(w.spec.cache is not None, _set_env(w)):
         mounts.append({"name": HOME_VOLUME, "mountPath": HOME_PATH})
     return mounts
 
@@ -216,12 +297,14 @@ def runtime_env(w: WorkloadConfig) -> list[dict[str, str]]:
       weights land. VLLM_CONFIG_ROOT (usage stats, ~/.config/vllm, envs.py lines 684-689) and
       VLLM_RPC_BASE_PATH (tempfile.gettempdir(), envs.py line 711) land in HOME and /tmp."""
     given = _set_env(w)
-    cache_root = w.spec.cache.path if w.spec.cache is not None else f"{HOME_PATH}/.cache"
-    wanted = [("HOME", home(w)), ("USER", RUN_AS_NAME), ("XDG_CACHE_HOME", cache_root)]
-    if is_vllm_image(w.spec.image) and "XDG_CACHE_HOME" not in given:
+    caches = cache_root(w)
+    wanted = [("HOME", home(w)), ("USER", RUN_AS_NAME)]
+    if caches is not None:
+        wanted.append(("XDG_CACHE_HOME", caches))
+    if caches is not None and is_vllm_image(w.spec.image) and "XDG_CACHE_HOME" not in given:
         wanted += [
-            ("HF_HOME", f"{cache_root}/huggingface"),
-            ("VLLM_CACHE_ROOT", f"{cache_root}/vllm"),
+            ("HF_HOME", f"{caches}/huggingface"),
+            ("VLLM_CACHE_ROOT", f"{caches}/vllm"),
         ]
     return [{"name": k, "value": v} for k, v in wanted if k not in given]
 

@@ -12,6 +12,7 @@ the API server.
 from __future__ import annotations
 
 import runpy
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,11 @@ def stack(
     secrets: dict[str, str],
     workdir: Path,
     env: dict[str, str],
+    run: Callable[[], None] = program,
 ) -> auto.Stack:
     """A stack of project gke-gpu in `workdir` with the stack file's `config` (its `config:`
-    mapping) and `secrets` set as secret values by path (`pulumi config set --path --secret`)."""
+    mapping) and `secrets` set as secret values by path (`pulumi config set --path --secret`),
+    running `run` (the stack's program unless a test gives a part of it)."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
     options = auto.LocalWorkspaceOptions(
@@ -46,7 +49,7 @@ def stack(
         project_settings=auto.ProjectSettings(name="gke-gpu", runtime="python"),
         pulumi_command=auto.PulumiCommand(root=str(TOOLS), skip_version_check=True),
     )
-    created = auto.create_or_select_stack(name, "gke-gpu", program, opts=options)
+    created = auto.create_or_select_stack(name, "gke-gpu", run, opts=options)
     for key, value in secrets.items():
         created.set_config(key, auto.ConfigValue(value, secret=True), path=True)
     return created
@@ -54,6 +57,10 @@ def stack(
 
 def changes(summary: auto.UpdateSummary | None) -> dict[str, int]:
     """The engine's resource counts of an update, without `same`: what it changed."""
-    counts = (summary.resource_changes or {}) if summary else {}
+    return changes_of((summary.resource_changes or {}) if summary else {})
+
+
+def changes_of(counts: Mapping[Any, int]) -> dict[str, int]:
+    """Resource counts by operation (an update's, or a preview's change_summary), without `same`."""
     named = {str(getattr(op, "value", op)): n for op, n in counts.items()}  # str or OpType
     return {op: n for op, n in named.items() if op != "same" and n}

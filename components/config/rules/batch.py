@@ -19,6 +19,11 @@ Sources (checked 2026-11-26):
   CRONJOB: https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ (five fields;
     `.spec.timeZone` takes a name of the tz database); the API server's own check of `schedule`
     is rules/cron.py's.
+  JOB: https://kubernetes.io/docs/concepts/workloads/controllers/job/ (kubernetes/website at
+    003349eb, content/en/docs/concepts/workloads/controllers/job.md), "Job termination and
+    cleanup": `.spec.activeDeadlineSeconds` "applies to the duration of the job, no matter how
+    many Pods are created", then the Job fails with reason DeadlineExceeded; it needs no queue and
+    no particular capacity, so `activeDeadline` is taken with Spot, with or without `queue`.
 Autopilot: the GKE page above describes Standard node pools only as far as it could be read;
 whether Autopilot serves ProvisioningRequests of class queued-provisioning.gke.io could not be
 confirmed here, so `queue` is refused there (with the fix: a Standard cluster).
@@ -94,13 +99,14 @@ def pool_problems(i: int, spec: NodePoolSpec, ctx: Context) -> Iterator[Problem]
 
 
 def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
-    """queue, schedule, timeZone, parallelism, completions and output: a Job's, each within
-    what Kubernetes, Kueue and GKE take."""
+    """queue, activeDeadline, schedule, timeZone, parallelism, completions and output: a Job's,
+    each within what Kubernetes, Kueue and GKE take."""
     path = f"workloads[{i}]"
     given = [
         key
         for key, value in (
             ("queue", w.queue),
+            ("activeDeadline", w.active_deadline),
             ("schedule", w.schedule),
             ("parallelism", w.parallelism),
             ("completions", w.completions),
@@ -113,10 +119,12 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
             yield Problem(
                 f"{path}.{key}",
                 f"is for a Job, and this workload is a {w.kind}: it runs until stopped, so it "
-                "has no run to queue, schedule, shard or collect. Set kind: Job, or remove it.",
+                "has no run to queue, cap, schedule, shard or collect. Set kind: Job, or remove "
+                "it.",
             )
         return
     yield from _queue_problems(path, w, ctx)
+    yield from _deadline_problems(path, w, ctx)
     yield from _schedule_problems(path, w, ctx)
     if w.parallelism is not None and w.completions is None:
         yield Problem(
@@ -155,13 +163,29 @@ def _queue_problems(path: str, w: WorkloadSpec, ctx: Context) -> Iterator[Proble
     if w.spot:
         yield Problem(
             f"{path}.spot",
-            "a queued Job's nodes are flex-start VMs, not Spot. Remove spot, or queue.",
+            "a queued Job's nodes are flex-start VMs, not Spot. Remove spot, or queue; to cap "
+            "how long a Spot Job runs, remove queue and set activeDeadline (e.g. '4h'): it needs "
+            "no queue.",
         )
     if w.fallback:
         yield Problem(
             f"{path}.fallback",
             "a queued Job's nodes come from its queued-provisioning pool, not a ComputeClass. "
             "Remove fallback, or queue.",
+        )
+
+
+def _deadline_problems(path: str, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
+    """activeDeadline: a duration of the same form as queue.maxRunDuration, above zero: the
+    field's API description asks "value must be positive integer" (batch/v1 JobSpec), and a cap
+    of zero would fail every run as it starts; no upper bound of its own."""
+    given = w.active_deadline
+    if given is not None and (not _DURATION.fullmatch(given) or seconds(given) <= 0):
+        key = f"{path}.activeDeadline"
+        yield Problem(
+            key,
+            f"{ctx.show(key, given)} is not a run length: give hours, minutes and seconds, 1s or "
+            "more, e.g. '4h', '90m' or '1h30m'.",
         )
 
 

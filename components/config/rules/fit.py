@@ -145,6 +145,14 @@ class PoolFit:
     problems: list[Problem] = field(default_factory=list)
 
 
+def keeps_whole_room(w: WorkloadSpec) -> bool:
+    """A Job's pod template is immutable: a change of its derived requests replaces the Job, which
+    runs again (tools/replacing.py). Its requests keep the whole room (as before DERIVED_SHARE),
+    so an upgrade of the program does not re-run a finished fine-tune; a CronJob's next runs take
+    the new template in place, so it gets the headroom."""
+    return w.kind == "Job" and w.schedule is None
+
+
 def _fit(
     pool: NodePoolConfig,
     machine: catalog.MachineType,
@@ -160,7 +168,7 @@ def _fit(
         # Each pod's sidecar (model cache) comes out of the node before the pods' shares.
         extra = sidecar(w)
         left = room - Resources(extra.cpu_millicores * by_gpu, extra.memory_bytes * by_gpu)
-        share = allocatable.default_requests(left, slots, gpus)
+        share = allocatable.default_requests(left, slots, gpus, headroom=not keeps_whole_room(w))
         wanted = requests(w, share)
         result.requests[i] = wanted
         if floor and not pool.shared and not _at_least(w, wanted, gpus):

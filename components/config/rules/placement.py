@@ -104,11 +104,16 @@ def _queued_mismatch(i: int, w: WorkloadSpec, ctx: Context) -> Problem:
             "does not take one. Set queuedProvisioning: true on that pool (or add one with it), "
             "or remove queue.",
         )
+    fix = (
+        "Add queue: {maxRunDuration: ...} to wait for those nodes (to cap the run's length "
+        "alone, activeDeadline needs no queue), or add a pool without queuedProvisioning."
+        if w.kind == "Job" and not w.spot
+        else "Add a pool without queuedProvisioning."
+    )
     return Problem(
         f"workloads[{i}].gpu",
         f"the pool that has this GPU ({pools}) has queuedProvisioning: true: its nodes come only "
-        "for a queued Job, so this workload would wait for ever. Add queue: {maxRunDuration: "
-        "...} (a Job), or add a pool without queuedProvisioning.",
+        f"for a queued Job, so this workload would wait for ever. {fix}",
     )
 
 
@@ -167,10 +172,13 @@ def autopilot_request_problems(path: str, w: WorkloadSpec) -> list[Problem]:
 
 def default_requests(w: WorkloadSpec, mode: Mode | None) -> Resources:
     """Requests of a workload not on a Standard pool: Autopilot's sizing for its GPUs (see
-    components/facts/allocatable.py); nothing on an existing cluster (its nodes' size is unknown:
-    the summary asks for resources instead of assuming a GKE machine)."""
+    components/facts/allocatable.py); on an existing cluster, whose nodes' size is unknown, no
+    CPU and the stated memory floor (EXISTING_MEMORY_REQUEST_BYTES, a request without a limit:
+    components/service/pod.py), which the plan names with the key that replaces it."""
     share = Resources(0, 0)
-    if mode != "existing" and w.gpu.type in catalog.GPU_TYPES:
+    if mode == "existing":
+        share = Resources(0, allocatable.EXISTING_MEMORY_REQUEST_BYTES)
+    elif w.gpu.type in catalog.GPU_TYPES:
         try:
             share = allocatable.autopilot_default_requests(w.gpu.type, w.gpu.count)
         except ValueError:  # no machine carries that count: its own problem says so

@@ -248,21 +248,26 @@ def _is_serve(w: WorkloadSpec) -> bool:
 GKE_PD_CLASSES = ("standard-rwo", "premium-rwo", "standard")
 
 
-def cache_disk_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
-    """A cache disk from a Persistent Disk class where the workload's GPUs run on machines that
-    attach only Hyperdisk volumes (A4, A4X, G4: components/facts/catalog/machines.py): the pod
-    would wait for ever for a volume that cannot attach."""
-    if ctx.existing or w.cache is None or w.cache.storage_class not in (None, *GKE_PD_CLASSES):
-        return
+def hyperdisk_only_gpus(w: WorkloadSpec) -> list[str]:
+    """The GPUs (display names) of the workload and its fallbacks whose machines attach only
+    Hyperdisk volumes (A3 Ultra, A4, A4X, G4: components/facts/catalog/machines.py)."""
     gpus = [w.gpu.type, *(f.gpu.type for f in w.fallback if f.gpu is not None)]
-    hyperdisk_only = sorted(
+    return sorted(
         {
             gpu.display_name
             for gpu in (catalog.GPU_TYPES.get(g or "") for g in gpus)
             if gpu is not None and not any(m.pd_volumes for m in gpu.machine_types)
         }
     )
-    if not hyperdisk_only:
+
+
+def cache_disk_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
+    """A cache disk from a Persistent Disk class where the workload's GPUs run on machines that
+    attach only Hyperdisk volumes (hyperdisk_only): the pod would wait for ever for a volume that
+    cannot attach."""
+    if ctx.existing or w.cache is None or w.cache.storage_class not in (None, *GKE_PD_CLASSES):
+        return
+    if not (hyperdisk_only := hyperdisk_only_gpus(w)):
         return
     named = w.cache.storage_class or "unset: the cluster's default class, standard-rwo"
     yield Problem(

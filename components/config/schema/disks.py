@@ -36,9 +36,9 @@ class CacheSpec(Model):
     path: AbsolutePath = "/cache"
     """Where it is mounted; not in a system folder (`/etc`, `/usr`, `/lib*`, ...)."""
     storage_class: K8sName | None = None
-    """StorageClass of the per-pod disk. On A4, A4X and G4 machines, which attach only Hyperdisk
-    volumes, a class with parameters.type hyperdisk-balanced (see GPUs, "Boot disks and cache
-    disks").
+    """StorageClass of the per-pod disk. On A3 Ultra, A4, A4X and G4 machines, which attach only
+    Hyperdisk volumes, a class with parameters.type hyperdisk-balanced (see GPUs, "Boot disks and
+    cache disks").
 
     Default: the cluster's default
     """

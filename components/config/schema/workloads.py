@@ -20,7 +20,7 @@ from .base import (
     Text,
     _pattern,
 )
-from .batch import OutputSpec, QueueSpec, Schedule, TimeZone
+from .batch import Duration, OutputSpec, QueueSpec, Schedule, TimeZone
 from .cluster import (
     GpuSpec,
 )
@@ -208,19 +208,23 @@ class WorkloadSpec(Model):
     """What each pod requests.
 
     `cpu`: CPU request.
-    Default: sized from the node (Standard, Autopilot); none on an existing cluster
+    Default: sized from the node (Standard: 95% of its room; Autopilot); existing cluster: none
 
     `memory`: Memory request and limit.
-    Default: sized from the node (Standard, Autopilot); none on an existing cluster
+    Default: sized from the node (Standard: 95% of its room; Autopilot); existing: `2Gi`, no limit
     """
     storage: StorageSpec | None = None
-    """StatefulSet only: a volume claim per pod."""
+    """StatefulSet only: a volume claim per pod.
+
+    `HOME` is its mount path (unless `env` sets it), so what lands in ~ (a notebook's ~/.local,
+    ~/.jupyter, ~/.cache) survives a restart.
+    """
     cache: CacheSpec | None = None
     """A per-pod disk for model weights and compile caches (a generic ephemeral volume).
 
-    Created and deleted with the pod; `HOME` and `XDG_CACHE_HOME` point at it (Hugging Face,
-    vLLM, Triton and FlashInfer follow them). Required for vLLM on Autopilot, whose default
-    ephemeral storage is 1 GiB.
+    Created and deleted with the pod; `XDG_CACHE_HOME` points at it, and `HOME` unless `storage`
+    holds it (Hugging Face, vLLM, Triton and FlashInfer follow them). Required for vLLM on
+    Autopilot, whose default ephemeral storage is 1 GiB.
 
     Default: none (the default workload: `{size: 30Gi}`)
     """
@@ -258,6 +262,13 @@ class WorkloadSpec(Model):
     """Job only: `pulumi up` waits until the Job completes (and fails if it fails).
 
     By default it returns once the Job is created.
+    """
+    active_deadline: Duration | None = None
+    """Job only: the longest a run may last, e.g. `4h`, `90m`; Kubernetes then stops its pods and
+    fails the Job (`activeDeadlineSeconds`). Spot or not, queued or not.
+
+    Counted from the Job's start: a queued Job's from Kueue's admission, a scheduled Job's per
+    run. See [Batch](batch.md).
     """
     queue: QueueSpec | None = None
     """Job only: wait in a Kueue queue until GKE grants all its nodes at once (flex-start with

@@ -107,7 +107,23 @@ def _gpu(
         memory_gb=memory_gb,
         compute_capability=compute_capability,
         series=series,
-        unconfirmed=unconfirmed,
+        unconfirmed=(*unconfirmed, *_capacity_unconfirmed(machines)),
+    )
+
+
+def _capacity_unconfirmed(machines: tuple[MachineType, ...]) -> tuple[str, ...]:
+    """The ways of buying its shapes the sources do not back (machines.py CAPACITY_NOTES), one
+    entry per note: the ways, the shapes (-nolssd variants left out) and what the sources say."""
+    ways: dict[str, list[str]] = {}
+    shapes: dict[str, list[str]] = {}
+    for machine in machines:
+        for way, note in machine.capacity_notes:
+            if way not in ways.setdefault(note, []):
+                ways[note].append(way)
+            if not machine.name.endswith("-nolssd") and machine.name not in shapes.get(note, []):
+                shapes.setdefault(note, []).append(machine.name)
+    return tuple(
+        f"{' and '.join(ways[note])} for {', '.join(shapes[note])} ({note})" for note in ways
     )
 
 
@@ -197,10 +213,7 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=80,
             compute_capability=(9, 0),
             series=("A3 High", "A3 Edge"),
-            unconfirmed=(
-                "on-demand for a3-highgpu-8g and a3-edgegpu-8g (both reservation-bound too)",
-                "Autopilot 1, 2 and 4 GPUs per pod (8 confirmed)",
-            ),
+            unconfirmed=("Autopilot 1, 2 and 4 GPUs per pod (8 confirmed)",),
         ),
         _gpu(
             "nvidia-h100-mega-80gb",
@@ -210,20 +223,15 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=80,
             compute_capability=(9, 0),
             series=("A3 Mega",),
-            unconfirmed=("on-demand for a3-megagpu-8g (reservation-bound too)",),
         ),
         _gpu(
             "nvidia-h200-141gb",
             "NVIDIA H200 141GB",
             "a3",
-            m.fixed_machines(m.H200_MACHINES, m.HYPERDISK_BOOT_ONLY),
+            m.fixed_machines(m.H200_MACHINES, m.HYPERDISK_BOOT_ONLY, m.NO_PD_VOLUMES),
             memory_gb=141,
             compute_capability=(9, 0),
             series=("A3 Ultra",),
-            unconfirmed=(
-                "Persistent Disk volumes on A3 Ultra (GKE's autoscaler lists them for the A3 "
-                "family; no Compute Engine page read)",
-            ),
         ),
         _gpu(
             "nvidia-b200",
@@ -252,10 +260,7 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=288,
             compute_capability=(10, 3),
             series=("A4X Max",),
-            unconfirmed=(
-                "GB300 on Autopilot",
-                "Spot and flex-start for A4X Max (documented as excluded for A4X)",
-            ),
+            unconfirmed=("GB300 on Autopilot",),
         ),
     )
 }

@@ -17,6 +17,17 @@ Sources (checked 2026-11-22):
     reservation-bound model creates "A4X Max, A4X, A4, A3 Ultra, A3 Mega, A3 High with 8 GPUs,
     A3 Edge" instances); https://cloud.google.com/cluster-director/docs/choose-consumption-option
     lists on-demand for none of A4X, A4, A3 Ultra, A3 Mega.
+  AIH_GPU: Google's "GPU machine types" (AI Hypercomputer), https://docs.cloud.google.com/
+    ai-hypercomputer/docs/gpu, a stored copy read 2026-11-29: "When provisioning a3-highgpu-1g,
+    a3-highgpu-2g, or a3-highgpu-4g machine types, you must create instances by using Spot VMs or
+    Flex-start VMs"; for A3 Ultra and A4, "you must reserve capacity to create instances or
+    clusters, use Spot VMs, use Flex-start VMs, or create a resize request in a MIG".
+  AIH_LIMITS: the "Limitations" of Google's "Create an AI-optimized instance with A4 or A3 Ultra"
+    (https://docs.cloud.google.com/ai-hypercomputer/docs/create/create-vm) and "Create an
+    AI-optimized Slurm cluster" (.../create/create-slurm-cluster), stored copies read 2026-11-29:
+    for A3 Ultra, A4, A4X and A4X Max alike, "You can't use Persistent Disk (regional or zonal).
+    You can only use Google Cloud Hyperdisk"; "A4X Max instances don't support ... Spot VMs,
+    Flex-start VMs".
 """
 
 from __future__ import annotations
@@ -100,8 +111,37 @@ _NO_ON_DEMAND = frozenset({SPOT, FLEX_START, RESERVATION})
 # A4X and A4X Max: reservations only (flex-start and Spot exclude A4X; CONSUMPTION).
 _RESERVED_ONLY = frozenset({RESERVATION})
 # A3 Edge: GKE's autoscaler disables flex-start for it (GKE_MACHINES withDwsDisabled()).
-# On-demand for A3 Mega, A3 High 8g and A3 Edge could not be confirmed either way; not refused.
+# On-demand for A3 Mega, A3 High 8g and A3 Edge could not be confirmed either way; not refused
+# (CAPACITY_NOTES below, which the plan flags).
 _NO_FLEX_START = frozenset({ON_DEMAND, SPOT, RESERVATION})
+
+# Ways of buying a shape that its consumption allows (so they are not refused: GKE's own error
+# decides) but the sources do not back: the offline plan flags a pool or ComputeClass priority
+# that buys the shape so (tools/summary_machines.py). shape -> ((way, what the sources say), ...).
+_A3_8G_ON_DEMAND = (  # CONSUMPTION
+    (
+        ON_DEMAND,
+        "Google's reservation-bound instances page lists 8-GPU A3 High and A3 Edge, and no "
+        "page read says they are sold on demand",
+    ),
+)
+_A3_MEGA_ON_DEMAND = (  # CONSUMPTION
+    (
+        ON_DEMAND,
+        "A3 Mega is reservation-bound, and Google's Cluster Director page on consumption "
+        "options lists no on-demand for it",
+    ),
+)
+_SMALL_A3_HIGH = (
+    "Google's GPU machine types page: 1, 2 and 4 GPU A3 High VMs are created as Spot or "
+    "flex-start VMs only"
+)
+_A3_SPOT_OR_FLEX = ((ON_DEMAND, _SMALL_A3_HIGH), (RESERVATION, _SMALL_A3_HIGH))  # AIH_GPU
+CAPACITY_NOTES: dict[str, tuple[tuple[str, str], ...]] = {
+    **{f"a3-{k}gpu-8g{v}": _A3_8G_ON_DEMAND for k in ("high", "edge") for v in ("", "-nolssd")},
+    **{f"a3-megagpu-8g{v}": _A3_MEGA_ON_DEMAND for v in ("", "-nolssd")},
+    **{f"a3-highgpu-{n}g{v}": _A3_SPOT_OR_FLEX for n in (1, 2, 4) for v in ("", "-nolssd")},
+}
 
 # Accelerator-optimized shapes: (name, GPUs, vCPUs, memory GB, consumption, by_default,
 # gpu_share). GPU counts from TOOLKIT and GKE_MACHINES; vCPUs and memory from GKE_MACHINES.
@@ -201,9 +241,10 @@ G2_BOOT_DISKS = (PD_BALANCED, PD_SSD)
 A3_BOOT_DISKS = (PD_BALANCED, PD_SSD, HYPERDISK_BALANCED)
 HYPERDISK_BOOT_ONLY = (HYPERDISK_BALANCED,)
 # Persistent Disk volumes: GKE_MACHINES supportedAttachDiskTypes lists only Hyperdisk types for
-# the A4, A4X and G4 families, so a pd-balanced volume cannot attach there. The A3 family's list
-# includes pd-balanced and pd-ssd with no per-machine override for A3 Ultra; that A3 Ultra takes
-# Persistent Disk volumes is therefore that table's, not confirmed on a Compute Engine page.
+# the A4, A4X and G4 families, so a pd-balanced volume cannot attach there. A3 Ultra takes none
+# either: "You can't use Persistent Disk (regional or zonal). You can only use Google Cloud
+# Hyperdisk" (AIH_LIMITS, A3 Ultra), though GKE_MACHINES's A3 family list, with no per-machine
+# override, includes pd-balanced and pd-ssd; Google's page decides it.
 NO_PD_VOLUMES = False
 
 
@@ -246,6 +287,7 @@ def fixed_machines(
                     by_default=default,
                     boot_disks=boot_disks,
                     pd_volumes=pd_volumes,
+                    capacity_notes=CAPACITY_NOTES.get(name, ()),
                 )
                 for name, gpus, vcpus, memory, consumption, default, share in rows
             ),

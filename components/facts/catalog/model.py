@@ -44,6 +44,13 @@ class MachineType:
     """Disk types its boot disk can be (its machine series'); N1's by default."""
     pd_volumes: bool = True
     """Whether Persistent Disk volumes (GKE's default StorageClass) attach to it."""
+    capacity_notes: tuple[tuple[str, str], ...] = ()
+    """(way, what the sources say) for ways of buying it that `consumption` allows but no source
+    confirms: not refused, and the offline plan flags a pool or priority that buys it so."""
+
+    def capacity_note(self, way: str) -> str | None:
+        """What the sources say of buying it `way` (CONSUMPTION_ORDER), when they do not back it."""
+        return dict(self.capacity_notes).get(way)
 
     @property
     def boot_disk_type(self) -> str | None:

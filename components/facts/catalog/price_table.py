@@ -6,13 +6,25 @@ Sources (read 2026-11-23; prices as of CATALOG_DATE):
     `compute.instance.<type>.cost.<region>.hour` and `.hour_spot`. G2, A2, A3 and G4 figures
     include the GPUs; N1 figures are the VM alone. A machine is listed in a region only where
     SKYPILOT has rows for it there (Cyclenerd prices SKUs even where a machine is not sold:
-    A2 in us-east4); G4 outside us-central1 could not be confirmed and is left out.
+    A2 in us-east4); G4, which SKYPILOT does not list, in us-central1 only (G4 outside
+    us-central1 could not be confirmed and is left out). a2-ultragpu-2g and -4g (SKYPILOT's rows
+    in all four regions) and g4-standard-96 were added on 2026-11-29 from the same commit.
   SKYPILOT: skypilot-org/skypilot-catalog catalogs/v7/gcp/vms.csv at 017e2502: the per-GPU rows
     of GPUs billed apart from their N1 host (`,,,T4,1,...,us-central1,...,0.35,0.14`).
   N1 custom: per vCPU-hour and per GiB-hour, solved from CATALOG's custom-1-7680-ext and
     custom-2-10240-ext and checked against custom-4-30720-ext (exact in every region). Extended
     memory is billed here at the same rate; whether Google bills it higher could not be
     confirmed from these sources.
+  LB_PRICING: https://cloud.google.com/load-balancing/pricing, "Load balancing and forwarding
+    rules" (a stored copy, read 2026-11-29): global forwarding rules "First 5 forwarding rules
+    $0.025 / 1 hour; Per additional forwarding rule $0.01 / 1 hour". Its regional table (chosen
+    by region) did not render in any stored copy.
+  LB_SKUS: Cyclenerd's pricing.yml at commit e708efd0 ("generated: Thu Apr 6 09:57:50 2023"),
+    the newest version read that carries them (the July 2026 one has none):
+    `compute.network.lb.rule.min` and `.add`, the Cloud Billing Catalog SKUs "Network Load
+    Balancing: Forwarding Rule Minimum Service Charge in <region>" and "... Additional Service
+    Charge ..." (its build/mapping.csv). Its gcosts.pl bills "up to 5 forwarding rules for the
+    price, 1 = same as for 5", then each one more.
 Spot prices are snapshots (Google may change them daily).
 """
 
@@ -37,12 +49,15 @@ REGION_MACHINE_PRICES: dict[str, dict[str, tuple[float | None, float | None]]] =
         "a2-highgpu-8g": (29.38708, 15.42416),
         "a2-megagpu-16g": (55.739504, 29.25568),
         "a2-ultragpu-1g": (5.06879789041096, 2.75954630136986),
+        "a2-ultragpu-2g": (10.1375957808219, 5.51909260273973),
+        "a2-ultragpu-4g": (20.2751915616438, 11.0381852054795),
         "a2-ultragpu-8g": (40.5503831232877, 22.0763704109589),
         "a3-highgpu-1g": (11.0612499878219, 6.32619260273973),
         "a3-highgpu-2g": (22.1224999756438, 12.6523852054795),
         "a3-highgpu-4g": (44.2449999512877, 25.3047704109589),
         "a3-highgpu-8g": (88.4899999025753, 50.6095408219178),
         "g4-standard-48": (4.49993, 1.79982),
+        "g4-standard-96": (8.99986, 3.59964),
         "n1-standard-1": (0.04749975, 0.0167525),
         "n1-standard-2": (0.0949995, 0.033505),
         "n1-standard-4": (0.189999, 0.06701),
@@ -76,6 +91,8 @@ REGION_MACHINE_PRICES: dict[str, dict[str, tuple[float | None, float | None]]] =
         "g2-standard-48": (3.988562016, 1.758352),
         "g2-standard-96": (7.977124032, 3.516704),
         "a2-ultragpu-1g": (5.70773247945206, 2.36725328767123),
+        "a2-ultragpu-2g": (11.4154649589041, 4.73450657534247),
+        "a2-ultragpu-4g": (22.8309299178082, 9.46901315068493),
         "a2-ultragpu-8g": (45.6618598356164, 18.9380263013699),
         "a3-highgpu-1g": (11.0694695189041, 4.54010457534247),
         "a3-highgpu-2g": (22.1389390378082, 9.08020915068493),
@@ -119,6 +136,8 @@ REGION_MACHINE_PRICES: dict[str, dict[str, tuple[float | None, float | None]]] =
         "a2-highgpu-8g": (29.983776, 13.54268),
         "a2-megagpu-16g": (56.62656, 25.57624),
         "a2-ultragpu-1g": (5.58091847945206, 2.94520671232877),
+        "a2-ultragpu-2g": (11.1618369589041, 5.89041342465753),
+        "a2-ultragpu-4g": (22.3236739178082, 11.7808268493151),
         "a2-ultragpu-8g": (44.6473478356164, 23.5616536986301),
         "a3-highgpu-1g": (14.0675598969041, 5.51484742465753),
         "a3-highgpu-2g": (28.1351197938082, 11.0296948493151),
@@ -162,6 +181,8 @@ REGION_MACHINE_PRICES: dict[str, dict[str, tuple[float | None, float | None]]] =
         "a2-highgpu-8g": (32.110063408, 19.26608),
         "a2-megagpu-16g": (60.476222816, 36.28576),
         "a2-ultragpu-1g": (6.24768547945206, 3.24872753424658),
+        "a2-ultragpu-2g": (12.4953709589041, 6.49745506849315),
+        "a2-ultragpu-4g": (24.9907419178082, 12.9949101369863),
         "a2-ultragpu-8g": (49.9814838356164, 25.9898202739726),
         "a3-highgpu-1g": (14.2847866209041, 6.40233306849315),
         "a3-highgpu-2g": (28.5695732418082, 12.8046661369863),
@@ -223,3 +244,18 @@ REGION_N1_CUSTOM: dict[str, tuple[float, float, float, float]] = {
     "europe-west4": (0.0365421, 0.0048972, 0.02124, 0.002846),
     "asia-southeast1": (0.04094895, 0.0054873, 0.0082, 0.001099),
 }
+
+# Forwarding rules of Cloud Load Balancing, USD per hour: (the first five, each one more). The
+# first five of a scope (the project's global rules, or its rules in one region) are one minimum
+# charge, one rule or five (the SKU's "Minimum Service Charge"; LB_SKUS); each further rule adds
+# the second figure. Global: LB_PRICING. Regional: LB_SKUS of 2023-04-06 (us-central1 equals the
+# global figures); whether they still hold could not be confirmed from Google's page.
+GLOBAL_FORWARDING_RULES: tuple[float, float] = (0.025, 0.01)
+REGION_FORWARDING_RULES: dict[str, tuple[float, float]] = {
+    "us-central1": (0.025, 0.01),
+    "us-east4": (0.028, 0.011),
+    "europe-west4": (0.0275, 0.011),
+    "asia-southeast1": (0.028, 0.011),
+}
+FORWARDING_RULES_REGIONAL_DATE = "2023-04-06"
+FORWARDING_RULES_READ = "2026-11-29"

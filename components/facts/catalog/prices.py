@@ -16,7 +16,8 @@ Other sources (checked 2026-11-22):
     and is not included.
 Not priced (unknown here): flex-start VMs (Dynamic Workload Scheduler pricing, "discounts of up
 to 53%" on the GKE flex-start page, no per-SKU figure found), reservations (billed whether used
-or not), disks, load balancers, Cloud NAT and network egress.
+or not), disks, the data a load balancer processes (per GiB), Cloud NAT and network egress. A load
+balancer's forwarding rules are priced (forwarding_rules_price; price_table.py has the sources).
 
 Refresh: re-read the catalogs named in price_table.py (or the Cloud Billing Catalog API for your
 region and date), update the figures and CATALOG_DATE, and run the tests (tests/test_deployable.py
@@ -38,6 +39,8 @@ CLUSTER_FEE_PER_HOUR = 0.10  # GKE_PRICING
 # NOT confirmed from Google's own page (the plan says so). The gates are such Pods.
 AUTOPILOT_POD_VCPU_HOUR = 0.0445
 AUTOPILOT_POD_GIB_HOUR = 0.0049225
+# The forwarding rules one minimum charge covers (price_table.py LB_SKUS).
+FORWARDING_RULES_IN_MINIMUM = 5
 
 
 def node_price(
@@ -63,6 +66,21 @@ def node_price(
             return None
         price += gpu * gpu_count
     return price
+
+
+def forwarding_rules_price(rules: int, region: str | None) -> float | None:
+    """Hourly price of `rules` forwarding rules in `region` (None: global ones), or None when the
+    table has no figure for the region. The first five are one minimum charge, one rule or five;
+    each further one adds its own (price_table.py LB_PRICING, LB_SKUS)."""
+    if rules == 0:
+        return 0.0
+    if region is None:
+        first_five, each_more = price_table.GLOBAL_FORWARDING_RULES
+    elif region in price_table.REGION_FORWARDING_RULES:
+        first_five, each_more = price_table.REGION_FORWARDING_RULES[region]
+    else:
+        return None
+    return first_five + max(0, rules - FORWARDING_RULES_IN_MINIMUM) * each_more
 
 
 def _custom_n1_price(machine_type: str, spot: bool, region: str) -> float | None:

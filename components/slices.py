@@ -3,12 +3,14 @@ it is reached (EXPOSURES).
 
 Code that differs by kind or expose type asks the variant (`kind_of(w).awaited(w)`,
 `exposure_named(e.type, ...).load_balanced`), never compares its name; a variant the registry
-does not hold is refused here rather than handled as another.
+does not hold is refused rather than handled as another. Each registrar here is keyed by its
+descriptor's name (components/config/variants.py lists the descriptors the config layer asks;
+tests/test_variants.py holds the two lists to one another).
 """
 
 from __future__ import annotations
 
-from .config import Expose, WorkloadConfig
+from .config import Expose, WorkloadConfig, variants
 from .expose.base import Exposure
 from .expose.cluster_ip import ClusterIP
 from .expose.gateway import Gateway
@@ -31,34 +33,16 @@ EXPOSURES: dict[str, Exposure] = {
 
 
 def kind_of(w: WorkloadConfig) -> Kind:
-    """The kind `w` runs as; a ValueError naming the kinds there are when it is none of them.
-
-    The stack file's `kind` and the keys that refine it pick one: a Job with `schedule` is a
-    CronJob's, a Deployment over several nodes (`hosts` > 1) a LeaderWorkerSet group's (the config
-    layer refuses `hosts` for any other kind: components/config/rules/hosts.py)."""
-    kind = next(
-        (k for k in KINDS.values() if (k.stack_kind or k.name) == w.spec.kind and k.serves(w)), None
-    )
-    if kind is None:
-        raise ValueError(
-            f"workload {w.spec.name!r}: kind {w.spec.kind!r} is not one the program can register; "
-            f"the kinds are {', '.join(KINDS)} (CronJob: a Job with `schedule`; "
-            "components/slices.py KINDS: add a module under components/kinds/ to add one)"
-        )
-    return kind
+    """The kind `w` runs as (components/config/variants.py kind_spec picks its descriptor, the
+    same function the config layer asks); a ValueError naming the kinds there are when it is none
+    of them."""
+    return KINDS[variants.kind_spec(w.spec, w.spec.name).name]
 
 
 def exposure_named(type_: str, workload: str) -> Exposure:
     """How workload `workload` is reached (its expose.type); a ValueError naming the types there
     are when it is none of them."""
-    exposure = EXPOSURES.get(type_)
-    if exposure is None:
-        raise ValueError(
-            f"workload {workload!r}: expose.type {type_!r} is not one the program can register; "
-            f"the types are {', '.join(EXPOSURES)} (components/slices.py EXPOSURES: add a module "
-            "under components/expose/ to add one)"
-        )
-    return exposure
+    return EXPOSURES[variants.exposure_spec(type_, workload).name]
 
 
 def exposure_of(e: Expose, workload: str) -> Exposure:

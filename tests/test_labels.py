@@ -157,7 +157,7 @@ def test_every_object_in_the_workload_namespace_is_one_the_config_layer_knows(st
         known.update(
             names.workload_objects(
                 w.spec.name,
-                slices.kind_of(w).name,
+                slices.kind_of(w).spec,
                 w.expose is not None,
                 w.routing == "cache-aware",
             )

@@ -152,9 +152,12 @@ def test_every_file_a_comment_or_page_cites_exists():
 # components/ in layers, lowest first: a layer may import those below it, never one above. How a
 # workload runs (components/kinds/) and how it is reached (components/expose/), both listed in
 # components/slices.py, sit between the platform they may ask for and the service that registers
-# them.
+# them; what each declares of itself (its descriptor: components/kinds/spec.py and
+# `<kind>_spec.py`, the same in components/expose/) sits below the config layer that asks it.
+DESCRIPTORS = "descriptors: components.kinds.*spec, components.expose.*spec"
 LAYERS = (
     ("components.facts",),
+    (DESCRIPTORS,),
     ("components.config",),
     ("components.platform",),
     ("components.kinds", "components.expose", "components.slices"),
@@ -166,11 +169,31 @@ def _in(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
 
+def is_descriptor(module: str) -> bool:
+    """A variant's descriptor module, or the descriptors' protocol (`components.kinds.job_spec`,
+    `components.expose.spec`)."""
+    parts = module.split(".")
+    return (
+        len(parts) >= 3
+        and parts[:2] in (["components", "kinds"], ["components", "expose"])
+        and (parts[2] == "spec" or parts[2].endswith("_spec"))
+    )
+
+
 def _layer(module: str) -> int | None:
+    if is_descriptor(module):
+        return LAYERS.index((DESCRIPTORS,))
     return next(
         (i for i, layer in enumerate(LAYERS) if any(_in(module, p) for p in layer)),
         None,
     )
+
+
+def test_the_descriptors_sit_below_the_config_layer_that_asks_them():
+    for module in ("components.kinds.job_spec", "components.expose.spec"):
+        assert _layer(module) == 1 < (_layer("components.config.variants") or 0), module
+    for module in ("components.kinds.job", "components.kinds.base", "components.expose.gateway"):
+        assert _layer(module) == _layer("components.slices"), module
 
 
 def test_components_import_downward_only():
@@ -190,14 +213,16 @@ def test_components_import_downward_only():
 
 
 # What a kind module (components/kinds/) may import of components/: the layers below it, the one
-# helper every Kubernetes object uses, and the kinds' protocol. Never another kind (each is a
-# variant of its own: adding one touches no other) nor the service that registers it.
+# helper every Kubernetes object uses, the kinds' protocol and their descriptors' (spec), and its
+# own descriptor (`<module>_spec`). Never another kind (each is a variant of its own: adding one
+# touches no other) nor the service that registers it.
 KIND_MAY_IMPORT = (
     "components.facts",
     "components.config",
     "components.platform",
     "components.manifest",
     "components.kinds.base",
+    "components.kinds.spec",
 )
 
 
@@ -208,13 +233,14 @@ def _slice_offences(
     `may_import`: its package itself (`from components.kinds import base`) is let through, each
     module it names is judged."""
     package = module.rsplit(".", 1)[0] if not is_package else module
+    own_spec = module.removesuffix("_spec") + "_spec"
     return sorted(
         {
             name
             for name in imported(source, module, is_package)
             if _in(name, "components")
             and name not in ("components", package)
-            and not any(_in(name, allowed) for allowed in may_import)
+            and not any(_in(name, allowed) for allowed in (*may_import, own_spec))
         }
     )
 
@@ -253,6 +279,7 @@ def test_the_kind_check_sees_another_kind_and_the_service():
         "from components.kinds.statefulset import data_claims",
         "from . import job",
         "from .job import Job",
+        "from .job_spec import JOB",
         "from components import slices",
         "from components.service.pod import pod_template",
         "import components.service.workload",
@@ -261,6 +288,8 @@ def test_the_kind_check_sees_another_kind_and_the_service():
     for source in (
         "from components.kinds.base import Kind",
         "from .base import Kind",
+        "from .deployment_spec import DEPLOYMENT",
+        "from .spec import KindSpec",
         "from components.config import WorkloadConfig",
         "from components.manifest import manifest",
         "from components import manifest",
@@ -324,6 +353,7 @@ EXPOSURE_MAY_IMPORT = (
     "components.platform",
     "components.manifest",
     "components.expose.base",
+    "components.expose.spec",
 )
 
 

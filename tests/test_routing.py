@@ -26,6 +26,7 @@ from dnslib.server import BaseResolver, DNSServer
 
 from components.config.rules import names, routing
 from components.config.schema import WorkloadSpec
+from components.kinds.deployment_spec import DEPLOYMENT
 from components.service import haproxy, haproxy_limits, haproxy_routing
 from tests import shared
 from tests.conftest import vllm_workload_problems
@@ -417,7 +418,7 @@ def test_cache_aware_routing_that_cannot_happen_is_refused_with_its_key_path(
 
 def test_a_workload_named_like_another_ones_router_service_is_refused() -> None:
     problems = names.object_name_problems(
-        [(0, "llm", "Deployment", True, True), (1, "llm-replicas", "Deployment", True, False)]
+        [(0, "llm", DEPLOYMENT, True, True), (1, "llm-replicas", DEPLOYMENT, True, False)]
     )
     assert [p.path for p in problems] == ["workloads[1].name"], (
         f"two Services called llm-replicas cannot both exist: {problems}"

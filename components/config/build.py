@@ -48,6 +48,7 @@ from .rules import (
 from .rules import cluster as cluster_rules
 from .rules.endpoints import AUTO_DOMAIN
 from .schema import ClusterSpec, NodePoolSpec, WorkloadSpec
+from .variants import kind_spec
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -227,7 +228,7 @@ def secret_env_values(i: int, w: WorkloadSpec, ctx: Context) -> set[str]:
 
 
 def _probe(w: WorkloadSpec) -> Probe | None:
-    if w.probe is None or w.kind == "Job" or not (w.probe.port or w.port):
+    if w.probe is None or kind_spec(w).completes or not (w.probe.port or w.port):
         return None
     # vLLM answers /health (rules/vllm.py); another server's paths are unknown: TCP.
     path = w.probe.path or (vllm.HEALTH_PATH if formats.is_vllm_image(w.image) else None)

@@ -58,9 +58,9 @@ from .rules import (
     workloads,
 )
 from .rules import cluster as cluster_rules
-from .rules.hosts import group_kind
 from .schema import ClusterSpec, NodePoolSpec, WorkloadSpec
 from .schema.monitoring import MonitoringSpec
+from .variants import kind_spec
 
 S = TypeVar("S")
 Rule = Callable[[int, S, Context], Iterable[Problem]]
@@ -277,7 +277,7 @@ def _workloads(parsed: keys.Parsed, ctx: Context, problems: Problems) -> Placed:
             (
                 i,
                 w.name,
-                group_kind(w),
+                kind_spec(w),
                 w.expose is not None,
                 routing.resolve(w) == routing.CACHE_AWARE,
             )

@@ -21,6 +21,7 @@ from .schema.disks import ModelCacheSpec
 from .schema.expose import ExposeSpec
 from .schema.monitoring import MonitoringSpec
 from .schema.workloads import EgressSpec, ProbeSpec
+from .variants import kind_spec
 
 NAMESPACE = "gke-gpu"
 
@@ -183,18 +184,20 @@ class WorkloadConfig:
 
     @property
     def max_pods(self) -> int:
-        """Pods at once at the most: a Job runs `parallelism` (one by default); a replica over
-        several nodes is `hosts` pods."""
+        """Pods at once at the most: a kind that holds replicas its maximum replicas, each `hosts`
+        pods (a replica over several nodes); any other (a Job) runs `parallelism` (one by
+        default)."""
         return (
-            (self.spec.parallelism or 1)
-            if self.spec.kind == "Job"
-            else self.max_replicas * self.spec.hosts
+            self.max_replicas * self.spec.hosts
+            if kind_spec(self.spec).holds_replicas
+            else (self.spec.parallelism or 1)
         )
 
     @property
     def idle_pods(self) -> int:
-        """Pods it keeps up with no traffic (the HPA's minimum); a Job's only while it runs."""
-        return 0 if self.spec.kind == "Job" else self.replicas * self.spec.hosts
+        """Pods it keeps up with no traffic (the HPA's minimum); a kind that holds no replicas (a
+        Job) has pods only while it runs."""
+        return self.replicas * self.spec.hosts if kind_spec(self.spec).holds_replicas else 0
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import pulumi
 
 from ..config import Expose
+from .spec import ExposureSpec
 
 # A LoadBalancer on GKE takes a few minutes to get an address; Pulumi waits for it.
 ADDRESS_TIMEOUT = "20m"
@@ -71,23 +72,14 @@ class Served:
 class Exposure(ABC):
     """One way a workload's gate is reached: a Service type and what comes with it."""
 
-    name: ClassVar[str]
-    """The stack file's `expose.type`."""
+    spec: ClassVar[ExposureSpec]
+    """What it declares of itself, below the config layer (components/expose/<type>_spec.py): its
+    name and its capabilities, which the properties below read rather than restate."""
     service_type: ClassVar[str]
     """The Service's spec.type (GKE makes an internal load balancer from a LoadBalancer Service
     with an annotation)."""
     annotations: ClassVar[dict[str, str]] = {}
     """The Service's annotations."""
-    load_balanced: ClassVar[bool] = False
-    """A cloud load balancer serves it (components/config/rules/exposure.py LOAD_BALANCED holds
-    the same names for the config layer; tests/test_exposures.py holds the two equal)."""
-    address_type: ClassVar[str | None] = None
-    """The address type (gcp.compute.Address.address_type) of the regional address it reserves
-    with expose.staticIp; None: it has no address to reserve."""
-    public: ClassVar[bool] = False
-    """Its address is reached from the internet: the stack output externalIp."""
-    named_by_cluster_dns: ClassVar[bool] = False
-    """Clients reach it by its cluster DNS name, which the certificate always names."""
     client_words: ClassVar[str] = "the address the connection came from"
     """The plan's words for the client address the gate sees."""
     proxy_ranges: ClassVar[tuple[str, ...]] = ()
@@ -98,6 +90,36 @@ class Exposure(ABC):
     """Clients see a certificate of its own (a Gateway's Google-managed one), not the gate's."""
     dns_records: pulumi.Output[list[dict[str, str]]] | None = None
     """The DNS records its name needs (a Gateway's, once registered); None: no name."""
+
+    forwarding_rules: ClassVar[tuple[bool, int]] = (False, 0)
+    """(global, how many) forwarding rules the load balancer in front of one workload has (the
+    plan's cost); none without a load balancer."""
+
+    @property
+    def name(self) -> str:
+        """The stack file's `expose.type`."""
+        return self.spec.name
+
+    @property
+    def load_balanced(self) -> bool:
+        """A cloud load balancer serves it."""
+        return self.spec.load_balanced
+
+    @property
+    def address_type(self) -> str | None:
+        """The address type (gcp.compute.Address.address_type) of the regional address it
+        reserves with expose.staticIp; None: it has no address to reserve."""
+        return self.spec.address_type
+
+    @property
+    def public(self) -> bool:
+        """Its address is reached from the internet: the stack output externalIp."""
+        return self.spec.public
+
+    @property
+    def named_by_cluster_dns(self) -> bool:
+        """Clients reach it by its cluster DNS name, which the certificate always names."""
+        return self.spec.in_cluster
 
     @property
     def reserves_address(self) -> bool:
@@ -175,7 +197,12 @@ class LoadBalanced(Exposure):
     """A Service of type LoadBalancer: a cloud load balancer in front of the gate's pods."""
 
     service_type = "LoadBalancer"
-    load_balanced = True
+    # GKE makes a LoadBalancer Service a passthrough Network Load Balancer (external, or internal
+    # with the annotation) whose frontend is one regional forwarding rule (GKE, "Create a backend
+    # service-based external load balancer": it creates "Forwarding rule, Regional backend
+    # service, Instance group, Health check"; cloud.google.com/load-balancing/docs/internal: "a
+    # frontend (the forwarding rule) and a backend").
+    forwarding_rules = (False, 1)
     client_words = "the client's own address (externalTrafficPolicy: Local)"
     scope: ClassVar[str]
     """The plan's words for who its load balancer serves."""

@@ -8,6 +8,7 @@ import pulumi
 
 from ..config import Expose
 from .base import Exposure, Served, url_for
+from .cluster_ip_spec import CLUSTER_IP
 
 
 def in_cluster_url(service: str, namespace: str, port: int, tls: bool = True) -> str:
@@ -19,9 +20,8 @@ def in_cluster_url(service: str, namespace: str, port: int, tls: bool = True) ->
 class ClusterIP(Exposure):
     """A ClusterIP Service: no address outside the cluster."""
 
-    name = "ClusterIP"
+    spec = CLUSTER_IP
     service_type = "ClusterIP"
-    named_by_cluster_dns = True
 
     def ingress_from(self) -> list[dict[str, Any]] | None:
         """The pods of the workload's own namespace: the Service is in-cluster only."""

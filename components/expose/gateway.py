@@ -40,6 +40,7 @@ from ..platform import cloud_armor
 from ..platform.gateway_name import certificate_map as certificate_map_of
 from ..platform.gateway_name import endpoints_service, name_lines
 from .base import Exposure, Served, Site
+from .gateway_spec import GATEWAY
 
 GATEWAY_CLASS = "gke-l7-global-external-managed"
 GATEWAY_API = "gateway.networking.k8s.io/v1"
@@ -188,10 +189,14 @@ def health_policy_spec(service: str, site: Site) -> dict[str, Any]:
 class Gateway(Exposure):
     """GKE's global external Gateway on expose.domain, with a Google-managed certificate."""
 
-    name = "Gateway"
+    spec = GATEWAY
     service_type = "ClusterIP"
-    load_balanced = True
-    public = True
+    # A global external Application Load Balancer: a forwarding rule names one target (`gcloud
+    # compute forwarding-rules create`: one of --target-http-proxy, --target-https-proxy, ...), and
+    # the Gateway's HTTPS and HTTP listeners end at a target HTTPS and a target HTTP proxy, so one
+    # rule per listener. GKE's Gateway controller is not public code: that it makes no other rule
+    # could not be confirmed.
+    forwarding_rules = (True, len(gateway_spec("")["listeners"]))
     own_certificate = True
     client_words = (
         "the client's address (the one Google's front end appends, second from the right)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..facts.labels import INTERNAL_LB_ANNOTATION
 from .base import LoadBalanced
+from .internal_spec import INTERNAL
 
 
 class Internal(LoadBalanced):
@@ -14,9 +15,8 @@ class Internal(LoadBalanced):
     networking.gke.io/l4-regional-internal only from GKE 1.33.1-gke.1779000 with GKE subsetting,
     and that field is immutable; the annotation works on every cluster version."""
 
-    name = "Internal"
+    spec = INTERNAL
     annotations = {INTERNAL_LB_ANNOTATION: "Internal"}
-    address_type = "INTERNAL"
     scope = "internal (VPC-only load balancer)"
 
     def address_subnetwork(self, subnetwork: str | None) -> str | None:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from .base import LoadBalanced
+from .load_balancer_spec import LOAD_BALANCER
 
 
 class LoadBalancer(LoadBalanced):
     """GKE's external passthrough Network Load Balancer: the stack output externalIp."""
 
-    name = "LoadBalancer"
-    address_type = "EXTERNAL"
-    public = True
+    spec = LOAD_BALANCER
     scope = "public (external load balancer)"

@@ -8,6 +8,7 @@ import pulumi
 
 from ..config import Expose
 from .base import Exposure, Served
+from .node_port_spec import NODE_PORT
 
 
 def node_port_endpoint(namespace: str, service: str, node_port: int | None = None) -> str:
@@ -23,7 +24,7 @@ def node_port_endpoint(namespace: str, service: str, node_port: int | None = Non
 class NodePort(Exposure):
     """A NodePort Service: any node's address, on the port Kubernetes chooses."""
 
-    name = "NodePort"
+    spec = NODE_PORT
     service_type = "NodePort"
 
     def where_words(self, e: Expose, namespace: str) -> str:

@@ -29,6 +29,7 @@ from ..platform.kueue import (
     QUEUE_NAME_LABEL,
     QUEUED_TAINT_TOLERATION,
 )
+from .spec import KindSpec
 
 
 @dataclass(frozen=True)
@@ -59,19 +60,12 @@ class Registered(Protocol):
 class Kind(ABC):
     """One way a workload runs: a Kubernetes object that holds its pods."""
 
-    name: ClassVar[str]
-    """The kind's name in KINDS: the stack file's `kind` (workloads[].kind) unless `stack_kind`
-    says otherwise."""
-    stack_kind: ClassVar[str | None] = None
-    """The stack file's `kind` it serves when that differs from `name` (a CronJob is a Job with
-    `schedule`); `serves` tells it from the other kinds of that name."""
-    type_token: ClassVar[str]
-    """The Pulumi type it registers (`kubernetes:apps/v1:Deployment`)."""
+    spec: ClassVar[KindSpec]
+    """What it declares of itself, below the config layer (components/kinds/<kind>_spec.py): its
+    name, the stack kind it serves, its type and its capabilities, which the properties below
+    read rather than restate."""
     pod_spec_path: ClassVar[tuple[str, ...]]
     """Where the pod spec sits in the object's inputs (the policy pack checks it there)."""
-    holds_replicas: ClassVar[bool]
-    """Whether it keeps a count of long-running pods (spec.replicas) that the program sets or an
-    autoscaler scales; a Job runs its pod to completion instead."""
     unprobed: ClassVar[str] = "no port: Kubernetes calls it ready once started"
     """The plan's words for a workload of this kind without a probe."""
     rollout_words: ClassVar[str | None] = None
@@ -80,10 +74,30 @@ class Kind(ABC):
     restart_policy: ClassVar[str | None] = None
     """The pod's restartPolicy, where Kubernetes' default (Always) does not fit the kind."""
 
+    @property
+    def name(self) -> str:
+        """The kind's name in KINDS."""
+        return self.spec.name
+
+    @property
+    def stack_kind(self) -> str:
+        """The stack file's `kind` it serves (a CronJob is a Job with `schedule`)."""
+        return self.spec.stack_kind
+
+    @property
+    def type_token(self) -> str:
+        """The Pulumi type it registers (`kubernetes:apps/v1:Deployment`)."""
+        return self.spec.type_token
+
+    @property
+    def holds_replicas(self) -> bool:
+        """Whether it keeps a count of long-running pods (spec.replicas) that the program sets or
+        an autoscaler scales; a Job runs its pod to completion instead."""
+        return self.spec.holds_replicas
+
     def serves(self, w: WorkloadConfig) -> bool:
         """Whether `w` (of this kind's stack_kind) runs as this kind."""
-        del w
-        return True
+        return self.spec.serves(w.spec)
 
     def awaited(self, w: WorkloadConfig) -> bool:
         """Whether `pulumi up` waits for the object: for long-running kinds unless they sleep when
@@ -129,8 +143,8 @@ class Kind(ABC):
         return {**metadata, "annotations": annotations}
 
     def object_name(self, w: WorkloadConfig) -> str:
-        """The object's name: the workload's."""
-        return w.spec.name
+        """The object's name: the workload's, with the kind's suffix (KindSpec.object_suffix)."""
+        return w.spec.name + self.spec.object_suffix
 
     def scale_target(self, w: WorkloadConfig) -> dict[str, str]:
         """The object as an autoscaler's scaleTargetRef names it (its scale subresource), read
@@ -170,7 +184,6 @@ class Batch(Kind):
     """A kind that runs pods to completion (a Job, or the Jobs a CronJob creates): what the Job
     object carries for Kueue, for shards and for Spot (issue 36)."""
 
-    holds_replicas = False
     # A Job's pods may not restart Always (https://kubernetes.io/docs/concepts/workloads/
     # controllers/job/#pod-template: "Only a RestartPolicy equal to Never or OnFailure is
     # allowed"); Never: a failed try is a new pod, counted against backoffLimit (and a Pod

@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 from ..config import WorkloadConfig
 from ..manifest import manifest
 from .base import Batch, Request
+from .cron_job_spec import CRON_JOB
 
 # Finished Jobs kept to read their logs: Kubernetes' own defaults, stated so the count is bounded
 # whatever the API server's defaulting (cron-jobs/#jobs-history-limits: "successfulJobsHistoryLimit
@@ -27,15 +28,9 @@ FAILED_HISTORY = 1
 
 
 class CronJob(Batch):
-    name = "CronJob"
-    stack_kind = "Job"
-    type_token = "kubernetes:batch/v1:CronJob"
+    spec = CRON_JOB
     pod_spec_path = ("spec", "jobTemplate", "spec", "template", "spec")
     rollout_words = "each run is a new Job on the schedule; a change applies from the next run"
-
-    def serves(self, w: WorkloadConfig) -> bool:
-        """A Job with `schedule`."""
-        return w.spec.schedule is not None
 
     def awaited(self, w: WorkloadConfig) -> bool:
         """Never: the runs come later, on the schedule."""

@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 from ..config import WorkloadConfig
 from ..manifest import manifest
 from .base import Kind, Request, replicas
+from .deployment_spec import DEPLOYMENT
 
 
 def deployment_strategy(w: WorkloadConfig) -> dict[str, Any]:
@@ -23,14 +24,8 @@ def deployment_strategy(w: WorkloadConfig) -> dict[str, Any]:
 
 
 class Deployment(Kind):
-    name = "Deployment"
-    type_token = "kubernetes:apps/v1:Deployment"
+    spec = DEPLOYMENT
     pod_spec_path = ("spec", "template", "spec")
-    holds_replicas = True
-
-    def serves(self, w: WorkloadConfig) -> bool:
-        """A replica on one node (with `hosts` > 1 it is a LeaderWorkerSet group's)."""
-        return w.spec.hosts <= 1
 
     def register(self, request: Request) -> k8s.apps.v1.Deployment:
         w = request.workload

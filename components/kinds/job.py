@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 from ..config import WorkloadConfig
 from ..manifest import manifest
 from .base import Batch, Request
+from .job_spec import JOB
 
 # What Kueue writes on a queued Job that the program also sends: spec.suspend. Read from
 # kubernetes-sigs/kueue at v0.19.2 (8eab6877), pkg/controller/jobs/job/job_controller.go:
@@ -45,13 +46,8 @@ KUEUE_WRITES = ("spec.suspend",)
 
 
 class Job(Batch):
-    name = "Job"
-    type_token = "kubernetes:batch/v1:Job"
+    spec = JOB
     pod_spec_path = ("spec", "template", "spec")
-
-    def serves(self, w: WorkloadConfig) -> bool:
-        """A Job without `schedule` (with one it is a CronJob's)."""
-        return w.spec.schedule is None
 
     def awaited(self, w: WorkloadConfig) -> bool:
         """Only with waitForCompletion: otherwise `pulumi up` returns once the Job is created."""

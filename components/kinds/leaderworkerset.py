@@ -32,6 +32,7 @@ import pulumi_kubernetes as k8s
 from ..config import WorkloadConfig, formats
 from ..manifest import manifest
 from .base import Kind, Registered, Request, replicas
+from .leaderworkerset_spec import LEADERWORKERSET
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 SET_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
@@ -95,26 +96,12 @@ def group_policy(set_name: str) -> dict[str, Any]:
 
 
 class LeaderWorkerSet(Kind):
-    name = "LeaderWorkerSet"
-    stack_kind = "Deployment"
-    type_token = f"kubernetes:{API_VERSION}:LeaderWorkerSet"
+    spec = LEADERWORKERSET
     pod_spec_path = ("spec", "leaderWorkerTemplate", "workerTemplate", "spec")
-    holds_replicas = True
     rollout_words = (
         "a group at a time: LeaderWorkerSet's rolling update recreates a whole group (leader and "
         "workers) and waits for it before the next"
     )
-
-    def serves(self, w: WorkloadConfig) -> bool:
-        """A Deployment whose replica spans nodes (`hosts` > 1)."""
-        return w.spec.hosts > 1
-
-    def object_name(self, w: WorkloadConfig) -> str:
-        """`<name>-group`: the controller creates a headless Service of the LeaderWorkerSet's own
-        name for its pods' DNS (kubernetes-sigs/lws v0.8.0 pkg/controllers/
-        leaderworkerset_controller.go line 194), and an exposed workload's Service already takes
-        `<name>` (components/config/rules/names.py reserves both)."""
-        return group_name(w.spec.name)
 
     def serving_selector(self, selector: dict[str, str]) -> dict[str, str]:
         """The group leaders only: a worker serves no API."""
@@ -169,5 +156,8 @@ class _Named:
 
 
 def group_name(workload: str) -> str:
-    """The LeaderWorkerSet of a workload (LeaderWorkerSet.object_name says why not its own name)."""
-    return f"{workload}-group"
+    """The LeaderWorkerSet of a workload, `<name>-group`: the controller creates a headless Service
+    of the LeaderWorkerSet's own name for its pods' DNS (kubernetes-sigs/lws v0.8.0
+    pkg/controllers/leaderworkerset_controller.go line 194), and an exposed workload's Service
+    already takes `<name>` (components/config/rules/names.py reserves both)."""
+    return f"{workload}{LEADERWORKERSET.object_suffix}"

@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 from ..config import WorkloadConfig
 from ..manifest import claim_spec, manifest
 from .base import Kind, Request, replicas
+from .statefulset_spec import STATEFULSET
 
 
 def data_claims(w: WorkloadConfig) -> list[dict[str, Any]]:
@@ -37,10 +38,8 @@ def claim_retention(w: WorkloadConfig) -> dict[str, dict[str, str]]:
 
 
 class StatefulSet(Kind):
-    name = "StatefulSet"
-    type_token = "kubernetes:apps/v1:StatefulSet"
+    spec = STATEFULSET
     pod_spec_path = ("spec", "template", "spec")
-    holds_replicas = True
     # StatefulSet RollingUpdate has no surge: each pod is deleted, then recreated, from the
     # highest ordinal down (Kubernetes StatefulSet docs, "Rolling Updates").
     rollout_words = (

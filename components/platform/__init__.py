@@ -22,6 +22,7 @@ from ..config import (
 )
 from ..config.rules.cluster import existing_cluster_identifier
 from ..config.sleep import scales_on_metric, sleeps
+from ..config.variants import kind_spec
 from .certificate import CertificateAuthority, CertificateAuthorityArgs
 from .cluster import (
     ExistingCluster,
@@ -87,7 +88,7 @@ def scraped(config: StackConfig) -> tuple[WorkloadConfig, ...]:
         w
         for w in config.workloads
         if w.spec.port
-        and (scales_on_metric(w) or (on and w.model is not None and w.spec.kind != "Job"))
+        and (scales_on_metric(w) or (on and w.model is not None and kind_spec(w.spec).serves_http))
     )
 
 

@@ -29,8 +29,6 @@ from ..config import (
     WorkloadConfig,
 )
 from ..config.sleep import sleeps
-from ..expose import gateway
-from ..expose.base import Exposure
 from ..facts import allocatable
 from ..facts.catalog import price_table, prices
 from ..platform import keda
@@ -168,26 +166,6 @@ def stack_cost(config: StackConfig) -> StackCost | None:
     return cost
 
 
-def forwarding_rules(exposure: Exposure) -> tuple[bool, int]:
-    """(global, how many) forwarding rules the load balancer in front of one workload has.
-
-    A LoadBalancer Service: GKE makes it a passthrough Network Load Balancer (external, or internal
-    with the annotation) whose frontend is one regional forwarding rule (GKE, "Create a backend
-    service-based external load balancer": it creates "Forwarding rule, Regional backend service,
-    Instance group, Health check"; cloud.google.com/load-balancing/docs/internal: "a frontend (the
-    forwarding rule) and a backend"). A load balancer the exposure registers itself is a Gateway's
-    global external Application Load Balancer: a forwarding rule names one target (`gcloud compute
-    forwarding-rules create`: one of --target-http-proxy, --target-https-proxy, ...), and the
-    Gateway's HTTPS and HTTP listeners end at a target HTTPS and a target HTTP proxy, so one rule
-    per listener. GKE's Gateway controller is not public code: that it makes no other rule could
-    not be confirmed."""
-    if exposure.service_type == "LoadBalancer":
-        return False, 1
-    if exposure.load_balanced:
-        return True, len(gateway.gateway_spec("")["listeners"])
-    return False, 0
-
-
 def forwarding_rule_lines(exposed: Sequence[WorkloadConfig], region: str) -> list[Line]:
     """The forwarding rules of the exposed workloads' load balancers, regional and global: one
     line each, the same idle and at max (a load balancer stays while the model sleeps)."""
@@ -195,7 +173,7 @@ def forwarding_rule_lines(exposed: Sequence[WorkloadConfig], region: str) -> lis
     whose: dict[bool, list[str]] = {False: [], True: []}
     for w in exposed:
         assert w.expose is not None
-        scope, rules = forwarding_rules(slices.exposure_of(w.expose, w.spec.name))
+        scope, rules = slices.exposure_of(w.expose, w.spec.name).forwarding_rules
         counts[scope] += rules
         whose[scope] += [w.spec.name] if rules else []
     lines = []

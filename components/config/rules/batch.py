@@ -39,6 +39,7 @@ from ...facts import pins
 from ..context import Context
 from ..problems import Problem
 from ..schema import NodePoolSpec, WorkloadSpec
+from ..variants import kind_spec
 from . import buckets, cron
 from .capacity_sources import FLEX_START_MIN_GKE
 
@@ -114,7 +115,7 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
         )
         if value is not None
     ]
-    if w.kind != "Job":
+    if not kind_spec(w).completes:
         for key in given:
             yield Problem(
                 f"{path}.{key}",

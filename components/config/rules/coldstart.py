@@ -19,6 +19,7 @@ from ..model import ModelCache, WorkloadConfig
 from ..problems import Problem
 from ..schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
 from ..sleep import scales_on_metric, sleeps
+from ..variants import kind_spec
 from . import buckets
 
 # --- image streaming ----------------------------------------------------------------------------
@@ -263,7 +264,7 @@ def _model_cache_problems(
 def _autoscale_problems(
     path: str, w: WorkloadSpec, scale: AutoscaleSpec, ctx: Context
 ) -> Iterator[Problem]:
-    if w.kind == "Job":
+    if not kind_spec(w).scales:
         yield Problem(
             f"{path}.autoscale",
             "a Job runs to completion; only a Deployment or StatefulSet "

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from ..context import Context
 from ..problems import Problem
 from ..schema import WorkloadSpec
+from ..variants import GATEWAY, exposure_spec
 from .exposure import api_key
 from .names import gce_name
 
@@ -117,20 +118,15 @@ def domain_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if e is None or e.domain is None:
         return
     path = f"workloads[{i}].expose"
-    if e.type != "LoadBalancer":
+    if not exposure_spec(e.type).public:
         yield Problem(
             f"{path}.domain",
             f"is served through GKE's global external Gateway, which type {e.type} is not; the "
             "regional internal Gateway (gke-l7-rilb) is not built yet. Use type: LoadBalancer "
             "(the default) with domain, or remove domain.",
         )
-    if ctx.mode == "existing":
-        yield Problem(
-            f"{path}.domain",
-            "needs GKE's Gateway API, which the stack turns on for the clusters it builds "
-            "(Standard: the standard channel; Autopilot has it) but cannot on an existing "
-            "cluster. Remove domain, or build the cluster with the stack.",
-        )
+    if ctx.mode == "existing" and GATEWAY.refused_on_existing is not None:
+        yield Problem(f"{path}.domain", GATEWAY.refused_on_existing)
     cloud_goog = _cloud_goog_problem(f"{path}.domain", e.domain, ctx)
     if cloud_goog is not None:
         yield cloud_goog

@@ -8,8 +8,9 @@ from collections.abc import Iterator, Sequence
 from .. import formats
 from ..context import Context
 from ..problems import Problem
-from ..schema import ExposeSpec, ExposeType, Mode, WorkloadSpec
+from ..schema import ExposeSpec, Mode, WorkloadSpec
 from ..sleep import sleeps
+from ..variants import exposure_spec, kind_spec
 
 # The environment variable vLLM's OpenAI server reads its API key from: vllm/envs.py declares
 # "VLLM_API_KEY": lambda: os.environ.get("VLLM_API_KEY", None), and the server adds its
@@ -47,8 +48,6 @@ VLLM_PATHS = (
 )
 # Another server's API: /v1 and below, until expose.paths says otherwise.
 DEFAULT_PATHS = ("/v1/*",)
-# Expose types that get a load balancer (and may reserve an address for it).
-LOAD_BALANCED: tuple[ExposeType, ...] = ("LoadBalancer", "Internal")
 
 # cluster keys of rules/network.py that configure a GKE cluster (refused in mode existing).
 GKE_NETWORK_KEYS = (
@@ -133,7 +132,7 @@ def too_wide_problems(
 def ipv6_only_problems(path: str, expose: ExposeSpec, ctx: Context) -> Iterator[Problem]:
     """`path`.sourceRanges that no client of the endpoint's IPv4 address is in."""
     ranges = expose.source_ranges
-    if expose.type not in LOAD_BALANCED or ctx.existing or not ranges:
+    if not exposure_spec(expose.type).load_balanced or ctx.existing or not ranges:
         return
     networks = _networks(ranges)
     if len(networks) != len(ranges) or any(n.version == 4 for _, n in networks):
@@ -142,7 +141,8 @@ def ipv6_only_problems(path: str, expose: ExposeSpec, ctx: Context) -> Iterator[
         "clients reach expose.domain at the Gateway's reserved global address, which is IPv4, "
         "and Cloud Armor would allow none of them"
         if expose.domain
-        else f"the {'internal' if expose.type == 'Internal' else 'external'} load balancer's "
+        else f"the {'external' if exposure_spec(expose.type).public else 'internal'} load "
+        "balancer's "
         "address is IPv4 (the cluster the stack builds is IPv4-only, and so are its Services), "
         "and its firewall would let none of its clients in"
     )
@@ -181,30 +181,18 @@ def api_key(w: WorkloadSpec) -> bool:
     """
     if w.api_key is not None:
         return w.api_key
-    return w.expose is not None and w.kind != "Job" and _sets_key_itself(w) is None
+    return w.expose is not None and kind_spec(w).serves_http and _sets_key_itself(w) is None
 
 
 def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     path = f"workloads[{i}]"
     expose = w.expose
     if expose is not None:
-        load_balanced = expose.type in LOAD_BALANCED
-        if expose.type == "ClusterIP" and expose.source_ranges:
-            yield Problem(
-                f"{path}.expose.sourceRanges",
-                "a ClusterIP Service is reachable only inside the "
-                "cluster and has no load balancer to enforce source ranges. Remove "
-                "sourceRanges, or use type LoadBalancer or Internal.",
-            )
+        exposure = exposure_spec(expose.type)
         yield from ipv6_only_problems(f"{path}.expose", expose, ctx)
-        if expose.type == "Internal" and ctx.existing:
-            yield Problem(
-                f"{path}.expose.type",
-                "Internal makes GKE's internal passthrough load balancer, "
-                "which an existing cluster does not have. Use LoadBalancer (with your "
-                "cluster's load balancer implementation), ClusterIP or NodePort.",
-            )
-        if expose.static_ip and not load_balanced:
+        if exposure.refused_on_existing is not None and ctx.existing:
+            yield Problem(f"{path}.expose.type", exposure.refused_on_existing)
+        if expose.static_ip and not exposure.load_balanced:
             yield Problem(
                 f"{path}.expose.staticIp",
                 f"only a load balancer has an address to reserve, and type is {expose.type}. "
@@ -217,10 +205,10 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
                 "creates nothing in Google Cloud. Remove staticIp and pin the address with "
                 "your load balancer's own settings.",
             )
-    if w.api_key and w.kind == "Job":
+    if w.api_key and not kind_spec(w).serves_http:
         yield Problem(
             f"{path}.apiKey",
-            "a Job serves no requests, so no key would protect anything. Remove apiKey.",
+            f"a {w.kind} serves no requests, so no key would protect anything. Remove apiKey.",
         )
     own = _sets_key_itself(w)
     if w.api_key and own is not None:
@@ -242,7 +230,7 @@ def sleep_without_key_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterato
     anyone who reaches a load balancer or node port starts a GPU node, and a probe every few
     minutes keeps it running at full price while the plan says it idles at none."""
     expose = w.expose
-    if not sleeps(w) or expose is None or expose.type == "ClusterIP":
+    if not sleeps(w) or expose is None or exposure_spec(expose.type).in_cluster:
         return
     if not gate_has_key(w):
         yield Problem(
@@ -278,7 +266,7 @@ def reserves_address(w: WorkloadSpec, mode: Mode | None) -> bool:
     """A load balancer on GKE gets a reserved address unless told not to; with TLS it must: the
     stack's certificate names the address, so it is known before the Service exists."""
     e = w.expose
-    if e is None or e.type not in LOAD_BALANCED or mode == "existing" or e.domain:
+    if e is None or not exposure_spec(e.type).load_balanced or mode == "existing" or e.domain:
         return False
     return e.static_ip if e.static_ip is not None else e.tls
 
@@ -359,7 +347,7 @@ def gate_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if (
         e.tls
         and e.static_ip is False
-        and e.type in LOAD_BALANCED
+        and exposure_spec(e.type).load_balanced
         and not ctx.existing
         and not e.domain
     ):

@@ -16,6 +16,7 @@ from ..model import CapacityChoice, WorkloadConfig
 from ..platform_model import NodePoolConfig, ProvisioningLimit, Reservation
 from ..problems import Problem
 from ..schema import FallbackSpec, Mode, SystemPoolSpec, WorkloadSpec
+from ..variants import kind_spec
 from . import fit
 from .capacity_sources import (
     consumption_of,
@@ -240,7 +241,8 @@ def auto_provisioning_limits(
     for w in workloads:
         if not w.capacity:
             continue
-        nodes = (1 if w.spec.kind == "Job" else w.max_replicas) + 1  # a node per pod, and a spare
+        # A node per replica (one for a kind that holds none, a Job), and a spare.
+        nodes = (w.max_replicas if kind_spec(w.spec).holds_replicas else 1) + 1
         shapes = [catalog.machine_for(c.gpu_type, c.gpu_count, c.machine_type) for c in w.capacity]
         cpu += nodes * max(m.vcpus for m in shapes if m is not None)
         memory += nodes * max(math.ceil(m.memory_gb) for m in shapes if m is not None)

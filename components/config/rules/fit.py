@@ -21,6 +21,7 @@ from .. import formats
 from ..platform_model import NodePoolConfig
 from ..problems import Problem
 from ..schema import Mode, NodePoolSpec, WorkloadSpec
+from ..variants import kind_spec
 from .coldstart import FUSE_SIDECAR_MEMORY_BYTES, FUSE_SIDECAR_MILLICORES
 
 # Requests of a GKE workload whose GPU count no machine carries: a stand-in, as that count's own
@@ -45,8 +46,9 @@ def slots_per_node(spec: NodePoolSpec) -> int:
 
 
 def idle_pods(w: WorkloadSpec) -> int:
-    """Pods a long-running workload keeps up with no traffic; a Job's only while it runs."""
-    if w.kind == "Job":
+    """Pods a workload that holds replicas keeps up with no traffic; any other (a Job) has pods
+    only while it runs."""
+    if not kind_spec(w).holds_replicas:
         return 0
     return (w.autoscale.min_replicas if w.autoscale is not None else w.replicas) * w.hosts
 
@@ -63,8 +65,9 @@ def pinned_nodes(pool: NodePoolConfig, placed: Sequence[tuple[int, WorkloadSpec]
 
 def pods(w: WorkloadSpec) -> int:
     """Pods of the workload at its maximum: replicas (the HPA's maxReplicas when autoscaled),
-    or a Job's `parallelism` (one by default); each a group of `hosts` pods."""
-    if w.kind == "Job":
+    or, for a kind that holds none (a Job), its `parallelism` (one by default); each replica a
+    group of `hosts` pods."""
+    if not kind_spec(w).holds_replicas:
         return w.parallelism or 1
     return (w.autoscale.max_replicas if w.autoscale is not None else w.replicas) * w.hosts
 
@@ -146,11 +149,11 @@ class PoolFit:
 
 
 def keeps_whole_room(w: WorkloadSpec) -> bool:
-    """A Job's pod template is immutable: a change of its derived requests replaces the Job, which
-    runs again (tools/replacing.py). Its requests keep the whole room (as before DERIVED_SHARE),
-    so an upgrade of the program does not re-run a finished fine-tune; a CronJob's next runs take
-    the new template in place, so it gets the headroom."""
-    return w.kind == "Job" and w.schedule is None
+    """A kind whose pod template is immutable (a Job): a change of its derived requests replaces
+    the object, which runs again (tools/replacing.py). Its requests keep the whole room (as before
+    DERIVED_SHARE), so an upgrade of the program does not re-run a finished fine-tune; a CronJob's
+    next runs take the new template in place, so it gets the headroom."""
+    return kind_spec(w).immutable_template
 
 
 def _fit(

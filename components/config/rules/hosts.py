@@ -14,19 +14,14 @@ from ..context import Context
 from ..problems import Problem
 from ..schema import WorkloadSpec
 from ..sleep import sleeps
-
-
-def group_kind(w: WorkloadSpec) -> str:
-    """The kind a workload's objects are named for: a LeaderWorkerSet when a replica spans
-    nodes (components/slices.py kind_of decides the same for the registered object)."""
-    return "LeaderWorkerSet" if w.hosts > 1 else w.kind
+from ..variants import kind_spec
 
 
 def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if w.hosts == 1:
         return
     path = f"workloads[{i}].hosts"
-    if w.kind != "Deployment":
+    if not kind_spec(w).spans_nodes:
         yield Problem(
             path,
             f"a {w.kind} cannot span nodes: a group of {w.hosts} nodes per replica is a "

@@ -6,6 +6,7 @@ import hashlib
 import re
 
 from ...facts.labels import GATE_NAME_LABEL
+from ...kinds.spec import KindSpec
 from .. import formats
 from ..context import HIDDEN
 from ..model import NAMESPACE
@@ -133,13 +134,15 @@ RESERVED_LABEL_VALUES = {
 }
 
 
-def workload_objects(name: str, kind: str, exposed: bool, routed: bool) -> list[tuple[str, str]]:
+def workload_objects(
+    name: str, kind: KindSpec, exposed: bool, routed: bool
+) -> list[tuple[str, str]]:
     """(kind, name) of every object in the namespace a workload may make (components/service/
     workload.py, autoscaler.py, scale_to_zero.py, load_balancer.py, gate.py, gate_metrics.py;
-    components/platform/namespace.py its scrape policy); tests/test_labels.py holds this to what
-    is registered."""
+    components/platform/namespace.py its scrape policy; its kind's own, KindSpec.object_suffix
+    and namespace_objects); tests/test_labels.py holds this to what is registered."""
     objects = [
-        (kind, name),
+        (kind.object_kind, name + kind.object_suffix),
         ("Secret", f"{name}-env"),
         ("ServiceAccount", name),
         ("NetworkPolicy", f"{name}-egress"),
@@ -149,14 +152,7 @@ def workload_objects(name: str, kind: str, exposed: bool, routed: bool) -> list[
         ("PodMonitoring", name),
         ("HTTPScaledObject", name),
     ]
-    if kind == "StatefulSet":
-        objects.append(("Service", f"{name}-headless"))
-    if kind == "LeaderWorkerSet":
-        # A LeaderWorkerSet (components/kinds/leaderworkerset.py) and the headless Service its
-        # controller names after it (kubernetes-sigs/lws v0.8.0 pkg/controllers/
-        # leaderworkerset_controller.go line 194: CreateHeadlessServiceIfNotExists, lws.Name).
-        objects[0] = ("LeaderWorkerSet", f"{name}-group")
-        objects += [("Service", f"{name}-group"), ("NetworkPolicy", f"{name}-group-peers")]
+    objects += [(object_kind, name + suffix) for object_kind, suffix in kind.namespace_objects]
     if exposed:
         objects += [
             ("Service", name),
@@ -177,7 +173,7 @@ def workload_objects(name: str, kind: str, exposed: bool, routed: bool) -> list[
 
 
 def object_name_problems(
-    workloads: list[tuple[int, str, str, bool, bool]], hidden: bool = False
+    workloads: list[tuple[int, str, KindSpec, bool, bool]], hidden: bool = False
 ) -> list[Problem]:
     """Kubernetes objects the workloads create must not share a name within their kind, with one
     another or with the namespace's own objects, and a workload's name must not be a label value

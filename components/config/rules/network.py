@@ -10,6 +10,7 @@ from .. import formats
 from ..context import Context
 from ..problems import Problem
 from ..schema import ClusterSpec, WorkloadSpec
+from ..variants import exposure_spec
 from .cluster import gke_only_problems
 from .exposure import GKE_NETWORK_KEYS, reserves_address
 
@@ -118,7 +119,7 @@ def static_ip_problems(i: int, w: WorkloadSpec, ctx: Context) -> list[Problem]:
         w.expose is None
         or cluster is None
         or not reserves_address(w, cluster.mode)
-        or w.expose.type != "Internal"
+        or exposure_spec(w.expose.type).address_type != "INTERNAL"
         or cluster.network in (None, DEFAULT_NETWORK)
         or cluster.subnetwork is not None
     ):

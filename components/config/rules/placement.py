@@ -8,6 +8,7 @@ from ..context import Context
 from ..platform_model import NodePoolConfig
 from ..problems import Problem
 from ..schema import Mode, WorkloadSpec
+from ..variants import kind_spec
 from . import fit
 from .pools import choices, gpu_type_problems
 
@@ -107,7 +108,7 @@ def _queued_mismatch(i: int, w: WorkloadSpec, ctx: Context) -> Problem:
     fix = (
         "Add queue: {maxRunDuration: ...} to wait for those nodes (to cap the run's length "
         "alone, activeDeadline needs no queue), or add a pool without queuedProvisioning."
-        if w.kind == "Job" and not w.spot
+        if kind_spec(w).completes and not w.spot
         else "Add a pool without queuedProvisioning."
     )
     return Problem(

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from ..context import Context
 from ..problems import Problem
 from ..schema import ClusterSpec, WorkloadSpec
+from ..variants import exposure_spec
 from . import exposure, images
 
 
@@ -84,11 +85,11 @@ def _dataplane_problems(cluster: ClusterSpec, why: str) -> Iterator[Problem]:
 
 
 def workload_problems(i: int, w: WorkloadSpec) -> Iterator[Problem]:
-    """A production stack's public endpoint (expose.type LoadBalancer, with or without a domain):
+    """A production stack's public endpoint (a public expose.type, with or without a domain):
     HTTPS, the generated key, and source ranges that are your clients' networks, not the
     internet."""
     e = w.expose
-    if e is None or e.type != "LoadBalancer":
+    if e is None or not exposure_spec(e.type).public:
         return
     path = f"workloads[{i}].expose"
     if w.api_key is False:

@@ -16,6 +16,7 @@ from ..context import Context
 from ..problems import Problem
 from ..schema import WorkloadSpec
 from ..sleep import sleeps
+from ..variants import kind_spec
 
 Routing = Literal["cache-aware", "round-robin"]
 CACHE_AWARE: Routing = "cache-aware"
@@ -30,7 +31,9 @@ def resolve(w: WorkloadSpec) -> Routing:
     """As set; else cache-aware wherever a gate fronts two or more replicas it can reach."""
     if w.routing is not None:
         return w.routing
-    routable = w.expose is not None and w.port is not None and w.kind != "Job" and not sleeps(w)
+    routable = (
+        w.expose is not None and w.port is not None and kind_spec(w).serves_http and not sleeps(w)
+    )
     return CACHE_AWARE if routable and _max_replicas(w) >= 2 else ROUND_ROBIN
 
 
@@ -38,8 +41,8 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if w.routing != CACHE_AWARE:
         return
     path = f"workloads[{i}].routing"
-    if w.kind == "Job":
-        yield Problem(path, "a Job runs one pod and serves no requests. Remove routing.")
+    if not kind_spec(w).serves_http:
+        yield Problem(path, f"a {w.kind} serves no requests. Remove routing.")
     elif sleeps(w):
         yield Problem(
             path,

@@ -10,6 +10,7 @@ from ..context import HIDDEN_KEY, Context
 from ..model import NAMESPACE
 from ..problems import Problem
 from ..schema import WorkloadSpec
+from ..variants import exposure_spec, kind_spec
 from . import vllm
 from .pools import cidr_problems, gpu_type_problems
 
@@ -71,7 +72,7 @@ def basic_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             w.hosts,
             _most_per_node(w.gpu.type),
         )
-    if w.wait_for_completion and w.kind != "Job":
+    if w.wait_for_completion and not kind_spec(w).completes:
         yield Problem(
             f"{path}.waitForCompletion",
             f"only a Job completes; a {w.kind} is waited for until "
@@ -97,7 +98,7 @@ def basic_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             "cache: {size: 30Gi} (a per-pod disk for the weights), or request the space in the "
             "container's filesystem with resources.ephemeralStorage.",
         )
-    if w.storage is not None and w.kind != "StatefulSet":
+    if w.storage is not None and not kind_spec(w).claims_storage:
         yield Problem(
             f"{path}.storage",
             f"only a StatefulSet gets a volume claim, and kind is {w.kind}. "
@@ -109,10 +110,10 @@ def expose_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     path = f"workloads[{i}]"
     if w.expose is None:
         return
-    if w.kind == "Job":
+    if not kind_spec(w).serves_http:
         yield Problem(
             f"{path}.expose",
-            "a Job runs to completion and cannot serve traffic. "
+            f"a {w.kind} runs to completion and cannot serve traffic. "
             "Use kind Deployment or StatefulSet, or remove expose.",
         )
     if w.port is None:
@@ -122,20 +123,11 @@ def expose_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             "without being told). Set port to where the server listens.",
         )
     yield from cidr_problems(f"{path}.expose.sourceRanges", w.expose.source_ranges, ctx)
-    if w.expose.type == "NodePort" and not ctx.existing:
-        yield Problem(
-            f"{path}.expose.type",
-            "NodePort is for existing clusters without a load "
-            "balancer; GKE provides LoadBalancers. Remove type.",
-        )
-    elif w.expose.type == "NodePort" and w.expose.source_ranges:
-        yield Problem(
-            f"{path}.expose.sourceRanges",
-            "only a LoadBalancer enforces source ranges; a "
-            "NodePort is open to everything that reaches the nodes. Remove sourceRanges "
-            "(restrict access with a firewall in front of the nodes), or use type "
-            "LoadBalancer if the cluster has a load balancer implementation.",
-        )
+    exposure = exposure_spec(w.expose.type)
+    if exposure.refused_on_gke is not None and not ctx.existing:
+        yield Problem(f"{path}.expose.type", exposure.refused_on_gke)
+    elif exposure.refuses_source_ranges is not None and w.expose.source_ranges:
+        yield Problem(f"{path}.expose.sourceRanges", exposure.refuses_source_ranges)
 
 
 def probe_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
@@ -146,10 +138,11 @@ def probe_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
             f"{path}.probe",
             "an HTTP probe needs a port. Set port (or probe.port), or set probe: null.",
         )
-    if w.kind == "Job" and w.probe is not None and probe_set:
+    if kind_spec(w).completes and w.probe is not None and probe_set:
         yield Problem(
             f"{path}.probe",
-            "a Job gets no readiness probe (nothing routes traffic to it). Remove probe.",
+            f"a {w.kind} runs to completion and gets no readiness probe (nothing routes traffic "
+            "to it). Remove probe.",
         )
 
 

@@ -1,0 +1,39 @@
+"""What an exposure declares of itself, below the config layer: one ExposureSpec per way a
+workload is reached, in `<type>_spec.py` beside the module that registers it (`<type>.py`).
+
+The config layer and the plan ask these capabilities (components/config/variants.py
+exposure_spec), never the type's name. Every field is required (no defaults): an exposure that
+forgets one fails when its module is imported, not in a user's stack. A descriptor module imports
+components.facts and this module only (tests/test_layout.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExposureSpec:
+    """One way a workload's gate is reached, as the rest of the program needs to know it."""
+
+    name: str
+    """The stack file's `expose.type` (components/slices.py EXPOSURES)."""
+    load_balanced: bool
+    """A cloud load balancer serves it: it may reserve an address (expose.staticIp), and its
+    address is one the certificate can name before the Service exists."""
+    public: bool
+    """Its address is reached from the internet (the stack output externalIp; cluster.production
+    holds it to a key and source ranges)."""
+    in_cluster: bool
+    """Only pods in the cluster reach it (by its cluster DNS name): no stranger can wake a
+    sleeping model through it."""
+    address_type: Literal["EXTERNAL", "INTERNAL"] | None
+    """The type of the regional address it reserves with expose.staticIp (an INTERNAL one comes
+    from a subnetwork); None: it has none to reserve."""
+    refused_on_gke: str | None
+    """Why a stack that builds its GKE cluster cannot use it, and what to do (None: it can)."""
+    refused_on_existing: str | None
+    """Why a stack on an existing cluster cannot use it, and what to do (None: it can)."""
+    refuses_source_ranges: str | None
+    """Why expose.sourceRanges cannot restrict it, and what to do (None: it enforces them)."""

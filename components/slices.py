@@ -1,5 +1,5 @@
 """The one list of variants everything iterates (issue 32): how a workload runs (KINDS) and how
-it is reached (EXPOSURES).
+it is reached (EXPOSURES; ON_A_NAME for the Gateway, made per workload on its expose.domain).
 
 Code that differs by kind or expose type asks the variant (`kind_of(w).awaited(w)`,
 `exposure_named(e.type, ...).load_balanced`), never compares its name; a variant the registry
@@ -10,6 +10,8 @@ tests/test_variants.py holds the two lists to one another).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .config import Expose, WorkloadConfig, variants
 from .expose.base import Exposure
 from .expose.cluster_ip import ClusterIP
@@ -17,6 +19,7 @@ from .expose.gateway import Gateway
 from .expose.internal import Internal
 from .expose.load_balancer import LoadBalancer
 from .expose.node_port import NodePort
+from .expose.spec import ExposureKeys
 from .kinds.base import Kind
 from .kinds.cron_job import CronJob
 from .kinds.deployment import Deployment
@@ -29,6 +32,10 @@ KINDS: dict[str, Kind] = {
 }
 EXPOSURES: dict[str, Exposure] = {
     e.name: e for e in (LoadBalancer(), Internal(), ClusterIP(), NodePort())
+}
+# The exposures served on a name the stack file gives (expose.domain), made per workload.
+ON_A_NAME: dict[str, Callable[[ExposureKeys, bool], Exposure]] = {
+    Gateway.spec.name: Gateway.on_name
 }
 
 
@@ -46,15 +53,14 @@ def exposure_named(type_: str, workload: str) -> Exposure:
 
 
 def exposure_of(e: Expose, workload: str) -> Exposure:
-    """How workload `workload` is reached (exposure_for its expose.type and domain)."""
-    return exposure_for(e.spec.type, e.domain, workload, e.endpoints)
+    """How workload `workload` is reached (exposure_for its decided expose)."""
+    return exposure_for(e, workload, e.endpoints)
 
 
-def exposure_for(
-    type_: str, domain: str | None, workload: str, endpoints: bool = False
-) -> Exposure:
-    """Through a Gateway on expose.domain (issue 35; `endpoints`: a Cloud Endpoints name the
-    stack makes), else by expose.type (exposure_named)."""
-    if domain is not None:
-        return Gateway(domain, endpoints)
-    return exposure_named(type_, workload)
+def exposure_for(e: ExposureKeys, workload: str, endpoints: bool = False) -> Exposure:
+    """The registrar of the exposure components/config/variants.py exposure_of picks for these
+    keys (`endpoints`: the Gateway's name is a Cloud Endpoints name the stack makes); a
+    ValueError naming the types there are when it is none of them."""
+    spec = variants.exposure_of(e, workload)
+    on_name = ON_A_NAME.get(spec.name)
+    return on_name(e, endpoints) if on_name is not None else EXPOSURES[spec.name]

@@ -15,8 +15,9 @@ from components import slices
 from components.config import variants
 from components.config.schema import ExposeType, Kind
 from components.expose.spec import ExposureSpec
+from components.facts.controllers import Controller
 from components.kinds.spec import KindSpec
-from tests.conftest import ROOT
+from tests.conftest import CLUSTER, ROOT, STANDARD, Run
 
 # The variants' names, as a comparison would spell them: the registered kinds and exposures (a
 # Gateway included) and the stack file's `kind` values they serve.
@@ -241,3 +242,157 @@ def test_a_kind_nothing_serves_is_refused_naming_the_kinds() -> None:
     with pytest.raises(ValueError, match="kind 'DaemonSet' is not one") as e:
         variants.kind_spec(_Keys("DaemonSet", 1, None))
     assert all(name in str(e.value) for name in variants.KIND_SPECS)
+
+
+# --- the Gateway is an exposure: only the variants decide by `domain` (issue 42, step 3) --------
+# A stack file picks the Gateway with expose.domain; components/config/variants.py exposure_of
+# maps the keys to it, and everything else asks the descriptor (managed_certificate,
+# terminates_at_edge, needs), using the domain's value only to write it (a hostname, a plan line).
+DOMAIN_DECIDER = ("components/config/variants.py", "exposure_of")
+
+
+_BRANCHING = frozenset({"bool", "any", "all", "filter"})
+
+
+def _domain(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "domain"
+
+
+def _tests_domain(node: ast.expr) -> bool:
+    """`node`, used as a condition, is true or false by whether a domain is set."""
+    if _domain(node):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _tests_domain(node.operand)
+    if isinstance(node, ast.BoolOp):
+        return any(map(_tests_domain, node.values))
+    return False
+
+
+def _conditions(node: ast.AST) -> list[ast.expr]:
+    """What `node` branches on: an if's, a while's or a comprehension's test, or what
+    bool/any/all/filter are given (a generator's element)."""
+    if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+        return [node.test]
+    if isinstance(node, ast.comprehension):
+        return list(node.ifs)
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) in _BRANCHING:
+        return [a.elt if isinstance(a, ast.GeneratorExp) else a for a in node.args]
+    return []
+
+
+def _is_none_test(node: ast.Compare) -> bool:
+    """`x.domain is None`, `x.domain != None`, ...: whether a domain is set."""
+    operands = [node.left, *node.comparators]
+    return any(map(_domain, operands)) and any(
+        isinstance(o, ast.Constant) and o.value is None for o in operands
+    )
+
+
+def domain_decisions(source: str, allowed: str | None = None) -> list[int]:
+    """Lines that decide by whether a domain is set (`x.domain is None`, `if e.domain`,
+    `bool(e.domain)`, `any(w.expose.domain for ...)`), outside the function named `allowed`. A
+    read of the value (`hostname=e.domain`, `e.domain == AUTO_DOMAIN`) is not one."""
+    lines: set[int] = set()
+    stack: list[ast.AST] = [ast.parse(source)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef) and node.name == allowed:
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+        lines |= {node.lineno} if isinstance(node, ast.Compare) and _is_none_test(node) else set()
+        lines |= {c.lineno for c in _conditions(node) if _tests_domain(c)}
+    return sorted(lines)
+
+
+def test_outside_the_exposures_no_code_decides_by_domain() -> None:
+    files = [
+        path
+        for folder in ("components", "tools", "policy")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if not path.is_relative_to(ROOT / "components" / "expose")
+    ]
+    assert len(files) > 100, f"found only {len(files)} files: the check would not look"
+    here, allowed = DOMAIN_DECIDER
+    decided = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in files
+        for line in domain_decisions(path.read_text(), allowed if path == ROOT / here else None)
+    ]
+    assert not decided, (
+        f"{decided} decide by whether expose.domain is set: the Gateway is an exposure, picked "
+        "in one place (components/config/variants.py exposure_of). Ask its descriptor "
+        "(exposure_of(e).managed_certificate, .terminates_at_edge, .needs), or give "
+        "components/expose/spec.py ExposureSpec the capability the site needs"
+    )
+    assert domain_decisions((ROOT / here).read_text()), (
+        f"{here} {allowed} no longer decides by domain: drop its exemption"
+    )
+
+
+def test_the_domain_check_sees_each_decision_and_lets_values_be() -> None:
+    for source in (
+        "e.domain is None",
+        "gateway = w.expose.domain is not None",
+        "if e.domain:\n    pass",
+        "if e is None or not e.domain:\n    pass",
+        "x = site() if expose.domain else None",
+        "bool(args.domain)",
+        "any(w.expose and w.expose.domain for w in ws)",
+        "[d for w in ws if w.expose.domain]",
+        "while e.domain:\n    pass",
+    ):
+        assert domain_decisions(source), source
+    for source in (
+        "hostname = e.domain",
+        "auto = w.expose.domain == AUTO_DOMAIN",
+        "Gateway(domain=e.domain)",
+        "name = e.domain or ''",
+        "def exposure_of(e):\n    return GATEWAY if e.domain is not None else None",
+        "if exposure_of(e).managed_certificate:\n    pass",
+    ):
+        assert not domain_decisions(source, "exposure_of"), source
+
+
+def test_the_domain_picks_the_gateway_and_the_type_the_rest() -> None:
+    assert variants.exposure_of(_Expose("LoadBalancer", "llm.example.com")) is variants.GATEWAY
+    for type_, spec in variants.EXPOSURE_SPECS.items():
+        assert variants.exposure_of(_Expose(type_, None)) is spec
+    assert slices.ON_A_NAME.keys() == {variants.GATEWAY.name}, (
+        "components/slices.py ON_A_NAME registers the Gateway, made on its workload's name"
+    )
+    gateway = slices.exposure_for(_Expose("LoadBalancer", "llm.example.com"), "llm")
+    assert gateway.spec is variants.GATEWAY, "the registrar is the descriptor exposure_of picks"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Expose:
+    type: str
+    domain: str | None
+
+
+def test_the_platform_runs_the_controllers_the_variants_declare_they_need(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A descriptor's `needs` alone turns a controller on, without a domain or `hosts`."""
+    without = run(STANDARD)
+    assert "gatewayApiConfig" not in without.one(CLUSTER).inputs
+    assert not without.of_type("gke-gpu:index:Lws")
+    lb, deployment = variants.EXPOSURE_SPECS["LoadBalancer"], variants.KIND_SPECS["Deployment"]
+    monkeypatch.setitem(
+        variants.EXPOSURE_SPECS,
+        lb.name,
+        dataclasses.replace(lb, needs=frozenset({Controller.GATEWAY_API})),
+    )
+    monkeypatch.setitem(
+        variants.KIND_SPECS,
+        deployment.name,
+        dataclasses.replace(deployment, needs=frozenset({Controller.LWS})),
+    )
+    needing = run(STANDARD)
+    assert needing.one(CLUSTER).inputs.get("gatewayApiConfig") == {"channel": "CHANNEL_STANDARD"}, (
+        "the platform turns on GKE's Gateway API when a variant in the stack needs it"
+    )
+    assert needing.of_type("gke-gpu:index:Lws"), (
+        "the platform installs the LWS controller when a variant in the stack needs it"
+    )

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..facts.allocatable import Resources
+from ..facts.controllers import Controller
 from .platform_model import (
     ClusterConfig,
     ExistingClusterConfig,
@@ -21,7 +22,7 @@ from .schema.disks import ModelCacheSpec
 from .schema.expose import ExposeSpec
 from .schema.monitoring import MonitoringSpec
 from .schema.workloads import EgressSpec, ProbeSpec
-from .variants import kind_spec
+from .variants import exposure_of, kind_spec
 
 NAMESPACE = "gke-gpu"
 
@@ -94,6 +95,11 @@ class Expose:
     Endpoints name (rules/endpoints.py endpoints_name)."""
     endpoints: bool = False
     """domain is a Cloud Endpoints name the stack makes (expose.domain: auto)."""
+
+    @property
+    def type(self) -> str:
+        """expose.type: with `domain`, the keys variants.exposure_of picks the exposure by."""
+        return self.spec.type
 
 
 @dataclass(frozen=True)
@@ -199,6 +205,17 @@ class WorkloadConfig:
         Job) has pods only while it runs."""
         return self.replicas * self.spec.hosts if kind_spec(self.spec).holds_replicas else 0
 
+    @property
+    def needs(self) -> frozenset[Controller]:
+        """The controllers the platform runs for it: what its kind and its exposure declare they
+        need, and Kueue for a Job that waits in the queue (`queue`: a key, not a variant)."""
+        exposure = exposure_of(self.expose) if self.expose is not None else None
+        return (
+            kind_spec(self.spec).needs
+            | (exposure.needs if exposure is not None else frozenset())
+            | ({Controller.KUEUE} if self.queue is not None else frozenset())
+        )
+
 
 @dataclass(frozen=True)
 class Specs:
@@ -239,6 +256,12 @@ class StackConfig:
     def production(self) -> bool:
         """cluster.production: the policy pack holds the stack to its production rules."""
         return self.cluster.production
+
+    @property
+    def needs(self) -> frozenset[Controller]:
+        """The controllers and add-ons components/platform runs: those the stack's workloads
+        need (WorkloadConfig.needs), never read off a key or a variant's name."""
+        return frozenset[Controller]().union(*(w.needs for w in self.workloads))
 
     @property
     def exposed(self) -> tuple[WorkloadConfig, ...]:

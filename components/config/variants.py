@@ -4,7 +4,9 @@
 Rules, the platform and the plan ask a variant's capabilities (`kind_spec(w).completes`,
 `exposure_spec(e.type).load_balanced`), never compare its name. Each descriptor sits beside the
 module that registers it (components/kinds/<kind>_spec.py, components/expose/<type>_spec.py);
-components/slices.py maps each to its registrar.
+components/slices.py maps each to its registrar. The exposure a workload has is decided here
+alone (exposure_of): a stack file picks the Gateway with expose.domain, the others by
+expose.type; everything else asks the descriptor, never reads `domain` to decide.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from ..expose.gateway_spec import GATEWAY
 from ..expose.internal_spec import INTERNAL
 from ..expose.load_balancer_spec import LOAD_BALANCER
 from ..expose.node_port_spec import NODE_PORT
-from ..expose.spec import ExposureSpec
+from ..expose.spec import ExposureKeys, ExposureSpec
 from ..kinds.cron_job_spec import CRON_JOB
 from ..kinds.deployment_spec import DEPLOYMENT
 from ..kinds.job_spec import JOB
@@ -28,7 +30,14 @@ KIND_SPECS: dict[str, KindSpec] = {
 EXPOSURE_SPECS: dict[str, ExposureSpec] = {
     e.name: e for e in (LOAD_BALANCER, INTERNAL, CLUSTER_IP, NODE_PORT)
 }
-__all__ = ["EXPOSURE_SPECS", "GATEWAY", "KIND_SPECS", "exposure_spec", "kind_spec"]
+__all__ = [
+    "EXPOSURE_SPECS",
+    "GATEWAY",
+    "KIND_SPECS",
+    "exposure_of",
+    "exposure_spec",
+    "kind_spec",
+]
 
 
 def kind_spec(w: KindKeys, workload: str | None = None) -> KindSpec:
@@ -62,3 +71,13 @@ def exposure_spec(type_: str, workload: str | None = None) -> ExposureSpec:
             "descriptor beside a module under components/expose/ to add one)"
         )
     return found
+
+
+def exposure_of(e: ExposureKeys, workload: str | None = None) -> ExposureSpec:
+    """How a workload whose expose has these keys is reached: the Gateway when expose.domain is
+    set (the stack-file contract: a domain picks it, whatever expose.type says; the config
+    layer refuses a type the Gateway is not: rules/endpoints.py), else by expose.type
+    (exposure_spec). The one place that reads `domain` to decide (tests/test_variants.py)."""
+    if e.domain is not None:
+        return GATEWAY
+    return exposure_spec(e.type, workload)

@@ -18,4 +18,7 @@ CLUSTER_IP = ExposureSpec(
         "cluster and has no load balancer to enforce source ranges. Remove "
         "sourceRanges, or use type LoadBalancer or Internal."
     ),
+    managed_certificate=False,
+    terminates_at_edge=False,
+    needs=frozenset(),
 )

@@ -41,6 +41,7 @@ from ..platform.gateway_name import certificate_map as certificate_map_of
 from ..platform.gateway_name import endpoints_service, name_lines
 from .base import Exposure, Served, Site
 from .gateway_spec import GATEWAY
+from .spec import ExposureKeys
 
 GATEWAY_CLASS = "gke-l7-global-external-managed"
 GATEWAY_API = "gateway.networking.k8s.io/v1"
@@ -202,6 +203,13 @@ class Gateway(Exposure):
         "the client's address (the one Google's front end appends, second from the right)"
     )
     proxy_ranges = PROXY_RANGES
+
+    @classmethod
+    def on_name(cls, keys: ExposureKeys, endpoints: bool = False) -> "Gateway":
+        """The Gateway of keys whose domain picked it (components/config/variants.py exposure_of;
+        `endpoints`: the name is a Cloud Endpoints name the stack makes)."""
+        assert keys.domain is not None, "the Gateway is picked by expose.domain"
+        return cls(keys.domain, endpoints)
 
     def __init__(self, domain: str, endpoints: bool = False) -> None:
         self.domain = domain

@@ -1,9 +1,11 @@
 """The Gateway's capabilities: a workload served on a name (expose.domain) through GKE's global
-external Application Load Balancer (components/expose/gateway.py registers it). Chosen by
-expose.domain today, not by expose.type, so it is not one of the stack file's types."""
+external Application Load Balancer (components/expose/gateway.py registers it). A stack file
+picks it with expose.domain, not expose.type, so it is not one of the stack file's types: one
+function maps the keys to it (components/config/variants.py exposure_of)."""
 
 from __future__ import annotations
 
+from ..facts.controllers import Controller
 from .spec import ExposureSpec
 
 GATEWAY = ExposureSpec(
@@ -21,4 +23,7 @@ GATEWAY = ExposureSpec(
     ),
     # A Cloud Armor policy admits only the source ranges (components/platform/cloud_armor.py).
     refuses_source_ranges=None,
+    managed_certificate=True,
+    terminates_at_edge=True,
+    needs=frozenset({Controller.GATEWAY_API}),
 )

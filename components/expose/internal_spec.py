@@ -18,4 +18,7 @@ INTERNAL = ExposureSpec(
         "cluster's load balancer implementation), ClusterIP or NodePort."
     ),
     refuses_source_ranges=None,
+    managed_certificate=False,
+    terminates_at_edge=False,
+    needs=frozenset(),
 )

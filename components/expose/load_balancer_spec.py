@@ -14,4 +14,7 @@ LOAD_BALANCER = ExposureSpec(
     refused_on_gke=None,
     refused_on_existing=None,
     refuses_source_ranges=None,
+    managed_certificate=False,
+    terminates_at_edge=False,
+    needs=frozenset(),
 )

@@ -22,4 +22,7 @@ NODE_PORT = ExposureSpec(
         "(restrict access with a firewall in front of the nodes), or use type "
         "LoadBalancer if the cluster has a load balancer implementation."
     ),
+    managed_certificate=False,
+    terminates_at_edge=False,
+    needs=frozenset(),
 )

@@ -10,7 +10,18 @@ components.facts and this module only (tests/test_layout.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
+
+from ..facts.controllers import Controller
+
+
+class ExposureKeys(Protocol):
+    """The stack-file keys that pick a workload's exposure (an ExposeSpec has them)."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def domain(self) -> str | None: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,3 +48,13 @@ class ExposureSpec:
     """Why a stack on an existing cluster cannot use it, and what to do (None: it can)."""
     refuses_source_ranges: str | None
     """Why expose.sourceRanges cannot restrict it, and what to do (None: it enforces them)."""
+    managed_certificate: bool
+    """It serves the workload on a DNS name of its own (expose.domain) with a Google-managed
+    certificate for that name: the name is one workload's, and the stack's certificate, which
+    names a reserved address, is not for it."""
+    terminates_at_edge: bool
+    """Google's front end ends the clients' connections and alone connects to the gate: the
+    exposure builds the cloud side in front of the Service (a Site: backend timeout, health
+    check), and expose.sourceRanges are held by a Cloud Armor policy there, not a firewall."""
+    needs: frozenset[Controller]
+    """The controllers the platform must run for it (the Gateway: GKE's Gateway API)."""

@@ -19,4 +19,5 @@ DEPLOYMENT = KindSpec(
     immutable_template=False,
     claims_storage=False,
     spans_nodes=False,
+    needs=frozenset(),
 )

@@ -21,4 +21,5 @@ JOB = KindSpec(
     immutable_template=True,
     claims_storage=False,
     spans_nodes=False,
+    needs=frozenset(),
 )

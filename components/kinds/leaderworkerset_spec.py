@@ -3,6 +3,7 @@ components/kinds/leaderworkerset.py registers it)."""
 
 from __future__ import annotations
 
+from ..facts.controllers import Controller
 from .spec import KindSpec
 
 LEADERWORKERSET = KindSpec(
@@ -23,4 +24,5 @@ LEADERWORKERSET = KindSpec(
     immutable_template=False,
     claims_storage=False,
     spans_nodes=True,
+    needs=frozenset({Controller.LWS}),
 )

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..facts.controllers import Controller
+
 
 class KindKeys(Protocol):
     """The stack-file keys that pick a workload's kind (a WorkloadSpec has them)."""
@@ -60,6 +62,8 @@ class KindSpec:
     """Each pod claims a data disk of its own (`storage`)."""
     spans_nodes: bool
     """A replica is a group of `hosts` pods, each on a node of its own."""
+    needs: frozenset[Controller]
+    """The controllers the platform must run for it (a LeaderWorkerSet: the LWS controller)."""
 
     @property
     def object_kind(self) -> str:

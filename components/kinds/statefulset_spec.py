@@ -19,4 +19,5 @@ STATEFULSET = KindSpec(
     immutable_template=False,
     claims_storage=True,
     spans_nodes=False,
+    needs=frozenset(),
 )

@@ -23,6 +23,7 @@ from ..config import (
 from ..config.rules.cluster import existing_cluster_identifier
 from ..config.sleep import scales_on_metric, sleeps
 from ..config.variants import kind_spec
+from ..facts.controllers import Controller
 from .certificate import CertificateAuthority, CertificateAuthorityArgs
 from .cluster import (
     ExistingCluster,
@@ -154,8 +155,9 @@ def _run_controllers(
     namespace: WorkloadNamespace,
     k8s_opts: pulumi.ResourceOptions,
 ) -> tuple[Kueue | None, Lws | None]:
-    """The controllers of the ways a workload may run beyond Kubernetes' own kinds: Kueue and the
-    stack's queue (a Job with `queue`), the LeaderWorkerSet controller (`hosts` > 1)."""
+    """The controllers of the ways a workload may run beyond Kubernetes' own kinds, when the
+    stack's workloads need them (StackConfig.needs): Kueue and the stack's queue (a Job with
+    `queue`), the LeaderWorkerSet controller (a LeaderWorkerSet's)."""
     kueue = (
         Kueue(
             "kueue",
@@ -167,11 +169,10 @@ def _run_controllers(
             ),
             opts=k8s_opts,
         )
-        if any(w.queue for w in config.workloads)
+        if Controller.KUEUE in config.needs
         else None
     )
-    grouped = any(w.spec.hosts > 1 for w in config.workloads)
-    lws = Lws("lws", after=[cluster], opts=k8s_opts) if grouped else None
+    lws = Lws("lws", after=[cluster], opts=k8s_opts) if Controller.LWS in config.needs else None
     return kueue, lws
 
 
@@ -203,7 +204,7 @@ def _gke(config: StackConfig) -> tuple[GkeCluster, list[pulumi.Resource]]:
             region=config.region,
             cluster=cfg,
             gcs_fuse_csi_driver=any(w.model_cache or w.spec.output for w in config.workloads),
-            gateway_api=any(w.expose and w.expose.domain for w in config.workloads),
+            gateway_api=Controller.GATEWAY_API in config.needs,
             # Fallback ComputeClasses stream images too (components/service/compute_class.py).
             image_streaming=any(pool.image_streaming for pool in config.node_pools)
             or any(w.capacity for w in config.workloads),

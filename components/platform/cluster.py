@@ -65,11 +65,11 @@ class GkeClusterArgs:
 def gateway_api_config(
     cfg: ClusterConfig, wanted: bool
 ) -> gcp.container.ClusterGatewayApiConfigArgs | None:
-    """Standard: GKE's Gateway controller, standard channel, for an expose.domain (Autopilot runs
+    """Standard: GKE's Gateway controller, standard channel, for a Gateway (Autopilot runs
     it already). An in-place update: gateway_api_config is Optional and Computed, not ForceNew
     (hashicorp/terraform-provider-google google/services/container/resource_container_cluster.go;
-    channels CHANNEL_DISABLED, CHANNEL_EXPERIMENTAL, CHANNEL_STANDARD). Unset (None) without a
-    domain, so the clusters of other stacks see no diff."""
+    channels CHANNEL_DISABLED, CHANNEL_EXPERIMENTAL, CHANNEL_STANDARD). Unset (None) when no
+    exposure needs it, so the clusters of other stacks see no diff."""
     if not wanted or cfg.mode == ClusterMode.AUTOPILOT:
         return None
     return gcp.container.ClusterGatewayApiConfigArgs(channel="CHANNEL_STANDARD")

@@ -17,6 +17,7 @@ from ..config import WorkloadConfig, defaults
 from ..config.rules.exposure import API_KEY_ENV
 from ..config.rules.network import DEFAULT_NETWORK
 from ..config.sleep import sleeps
+from ..config.variants import exposure_of
 from ..expose.base import Site
 from ..facts.labels import PRODUCTION_LABEL
 from ..platform.certificate import (
@@ -283,7 +284,9 @@ class GpuService(pulumi.ComponentResource):
                 labels=labels,
                 domain=expose.domain,
                 endpoints=expose.endpoints,
-                site=self._site(settings.request_timeout_seconds) if expose.domain else None,
+                site=self._site(settings.request_timeout_seconds)
+                if exposure_of(expose).terminates_at_edge
+                else None,
             ),
             opts=self._opts(self._k8s, "service"),
         )

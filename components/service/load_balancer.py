@@ -122,7 +122,7 @@ class LoadBalancerService(pulumi.ComponentResource):
         self, name: str, args: LoadBalancerServiceArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         # An expose type the registry does not hold is refused before anything is registered.
-        exposure = slices.exposure_for(args.type, args.domain, args.name, args.endpoints)
+        exposure = slices.exposure_for(args, args.name, args.endpoints)
         self.exposure = exposure
         super().__init__("gke-gpu:index:LoadBalancerService", name, None, opts)
         spec = service_spec(args, exposure)

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from ..context import Context
 from ..problems import Problem
 from ..schema import WorkloadSpec
-from ..variants import GATEWAY, exposure_spec
+from ..variants import GATEWAY, exposure_of, exposure_spec
 from .exposure import api_key
 from .names import gce_name
 
@@ -115,7 +115,7 @@ def domain_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     """expose.domain: what the Gateway path is built for (components/expose/gateway.py). With
     sourceRanges, a Cloud Armor policy admits only those (components/platform/cloud_armor.py)."""
     e = w.expose
-    if e is None or e.domain is None:
+    if e is None or not exposure_of(e).managed_certificate:
         return
     path = f"workloads[{i}].expose"
     if not exposure_spec(e.type).public:
@@ -127,7 +127,7 @@ def domain_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
         )
     if ctx.mode == "existing" and GATEWAY.refused_on_existing is not None:
         yield Problem(f"{path}.domain", GATEWAY.refused_on_existing)
-    cloud_goog = _cloud_goog_problem(f"{path}.domain", e.domain, ctx)
+    cloud_goog = _cloud_goog_problem(f"{path}.domain", _name(w), ctx)
     if cloud_goog is not None:
         yield cloud_goog
     if e.domain == AUTO_DOMAIN and ":" in ctx.project:
@@ -154,7 +154,7 @@ def shared_domain_problems(
     autos never clash: workload names are unique in a stack)."""
     found: list[Problem] = []
     seen: dict[str, tuple[int, bool]] = {}
-    named = [(i, w.expose.domain) for i, w in workloads if w.expose and w.expose.domain]
+    named = [(i, _name(w)) for i, w in workloads if _name(w)]
     autos = [(i, auto_domain(w.name, ctx), True) for i, w in workloads if _auto(w)]
     given = [(i, d, False) for i, d in named if d != AUTO_DOMAIN]
     for i, domain, auto in [*autos, *given]:
@@ -173,6 +173,13 @@ def shared_domain_problems(
             )
         )
     return found
+
+
+def _name(w: WorkloadSpec) -> str:
+    """The name the workload is served on, as written; empty when its exposure has none of its
+    own (not one with a managed certificate)."""
+    e = w.expose
+    return (e.domain or "") if e is not None and exposure_of(e).managed_certificate else ""
 
 
 def _auto(w: WorkloadSpec) -> bool:

@@ -10,7 +10,7 @@ from ..context import Context
 from ..problems import Problem
 from ..schema import ExposeSpec, Mode, WorkloadSpec
 from ..sleep import sleeps
-from ..variants import exposure_spec, kind_spec
+from ..variants import exposure_of, exposure_spec, kind_spec
 
 # The environment variable vLLM's OpenAI server reads its API key from: vllm/envs.py declares
 # "VLLM_API_KEY": lambda: os.environ.get("VLLM_API_KEY", None), and the server adds its
@@ -140,7 +140,7 @@ def ipv6_only_problems(path: str, expose: ExposeSpec, ctx: Context) -> Iterator[
     where = (
         "clients reach expose.domain at the Gateway's reserved global address, which is IPv4, "
         "and Cloud Armor would allow none of them"
-        if expose.domain
+        if exposure_of(expose).terminates_at_edge
         else f"the {'external' if exposure_spec(expose.type).public else 'internal'} load "
         "balancer's "
         "address is IPv4 (the cluster the stack builds is IPv4-only, and so are its Services), "
@@ -266,7 +266,11 @@ def reserves_address(w: WorkloadSpec, mode: Mode | None) -> bool:
     """A load balancer on GKE gets a reserved address unless told not to; with TLS it must: the
     stack's certificate names the address, so it is known before the Service exists."""
     e = w.expose
-    if e is None or not exposure_spec(e.type).load_balanced or mode == "existing" or e.domain:
+    if e is None or mode == "existing":
+        return False
+    # A Gateway reserves a global address of its own, whatever staticIp says (address_type None).
+    spec = exposure_of(e)
+    if not spec.load_balanced or spec.address_type is None:
         return False
     return e.static_ip if e.static_ip is not None else e.tls
 
@@ -347,9 +351,9 @@ def gate_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if (
         e.tls
         and e.static_ip is False
-        and exposure_spec(e.type).load_balanced
+        and exposure_of(e).load_balanced
         and not ctx.existing
-        and not e.domain
+        and not exposure_of(e).managed_certificate
     ):
         yield Problem(
             f"{path}.staticIp",

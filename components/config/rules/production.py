@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..context import Context
 from ..problems import Problem
 from ..schema import ClusterSpec, WorkloadSpec
-from ..variants import exposure_spec
+from ..variants import exposure_of, exposure_spec
 from . import exposure, images
 
 
@@ -93,7 +93,7 @@ def workload_problems(i: int, w: WorkloadSpec) -> Iterator[Problem]:
         return
     path = f"workloads[{i}].expose"
     if w.api_key is False:
-        gateway = e.domain is not None
+        gateway = exposure_of(e).terminates_at_edge
         yield Problem(
             f"workloads[{i}].apiKey",
             f"false serves this public {'Gateway (expose.domain)' if gateway else 'load balancer'}"
@@ -104,7 +104,7 @@ def workload_problems(i: int, w: WorkloadSpec) -> Iterator[Problem]:
             + ("." if gateway else "; or use expose.type: Internal (reachable from the VPC)."),
         )
     fix = "List your clients' networks, or use expose.type: Internal (reachable from the VPC only)."
-    if e.domain is not None:
+    if exposure_of(e).terminates_at_edge:
         # The Gateway admits sourceRanges through a Cloud Armor policy; no internal Gateway yet.
         fix = (
             "List your clients' networks: a Cloud Armor policy then lets only them reach "

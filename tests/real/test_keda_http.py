@@ -17,6 +17,8 @@ import json
 import re
 import subprocess
 
+import pytest
+
 from components.platform import keda
 from tests.real.conftest import require
 from tests.real.test_toolchain import PINS
@@ -26,7 +28,9 @@ def _version_pinned() -> str:
     return PINS["KEDA_HTTP_ADD_ON_VERSION"]
 
 
-def _run() -> dict[str, float]:
+@pytest.fixture(scope="module")
+def run() -> dict[str, float]:
+    """One run of the add-on's request path, read by every test below."""
     bin_dir = require("keda-http")
     done = subprocess.run(
         [str(bin_dir / "keda-http")], capture_output=True, text=True, timeout=120, check=False
@@ -46,11 +50,11 @@ def test_the_module_run_is_the_add_on_the_program_installs() -> None:
     )
 
 
-def test_a_held_request_wakes_a_sleeping_model() -> None:
+def test_a_held_request_wakes_a_sleeping_model(run: dict[str, float]) -> None:
     """While no replica is ready the interceptor holds the request, and the scaler reads it as one
     request in flight: the `concurrency` metric KEDA activates on is 1, not 0. Once a replica is
     ready the request is answered and the count drops back to 0 (the model may sleep again)."""
-    out = _run()
+    out = run
     assert out["heldConcurrency"] == 1, (
         f"the held request must count as in flight so KEDA wakes the model, read {out}"
     )
@@ -59,11 +63,11 @@ def test_a_held_request_wakes_a_sleeping_model() -> None:
     assert out["afterConcurrency"] == 0, f"an answered request must leave the count: {out}"
 
 
-def test_the_rate_metric_would_not_wake_it_after_an_idle_hour() -> None:
+def test_the_rate_metric_would_not_wake_it_after_an_idle_hour(run: dict[str, float]) -> None:
     """Why the program must not scale on `requestRate` while it ships this release: one request
     after 40 idle minutes in an hour's window averages to 0 (rounded to 3 digits) where the same
     request in a fresh window reads 1. tests/test_scale_to_zero.py refuses the rate metric."""
-    out = _run()
+    out = run
     assert out["freshRate"] == 1, out
     assert out["idleRate"] == 0, (
         "0.15.0's rate path rounds a lone request after a long idle to 0 (kedacore/http-add-on"

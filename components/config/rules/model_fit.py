@@ -37,15 +37,10 @@ def _gb(value: float) -> str:
     return f"{value / 1e9:,.1f} GB" if value < 9.95e9 else f"{value / 1e9:,.0f} GB"
 
 
-def _fit_args(w: WorkloadSpec) -> list[str]:
-    args = serve_args(w)
-    return list(w.args) if args is None else args
-
-
 def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if not formats.is_vllm_image(w.image):
         return
-    args = _fit_args(w)
+    args = vllm.server_args(w.command, w.args)
     split = split_of(args)
     if serve_args(w) is not None and w.hosts == 1:
         yield from _idle_problems(i, w.gpu.count, args, split)
@@ -205,7 +200,7 @@ def unchecked(workloads: Iterable[tuple[int, WorkloadSpec]]) -> list[str]:
     for i, w in workloads:
         if not formats.is_vllm_image(w.image) or w.gpu.type not in catalog.GPU_TYPES:
             continue
-        args = _fit_args(w)
+        args = vllm.server_args(w.command, w.args)
         model = vllm.parse(args).model
         if model is not None and need(w, args) is None:
             found.append(
@@ -223,7 +218,7 @@ def advisories(workloads: Iterable[tuple[int, WorkloadSpec]]) -> list[str]:
     items = list(workloads)
     found = unchecked(items)
     for i, w in items:
-        model = vllm.parse(_fit_args(w)).model
+        model = vllm.parse(vllm.server_args(w.command, w.args)).model
         if formats.is_vllm_image(w.image) and model and _gated_without_token(model, w):
             found.append(
                 f"workloads[{i}] ({w.name}): {model} is gated on the Hugging Face Hub (its license "

@@ -134,10 +134,8 @@ class Need:
 def serve_args(w: WorkloadSpec) -> list[str] | None:
     """The `vllm serve` arguments: the image's own entrypoint with `args`, or `command: [vllm,
     serve, ...]`; None under another command (its arguments are not vLLM's to read)."""
-    if not w.command:
-        return list(w.args)
-    if list(w.command[:2]) == ["vllm", "serve"]:
-        return [*w.command[2:], *w.args]
+    if not w.command or vllm.serves(w.command):
+        return vllm.server_args(w.command, w.args)
     return None
 
 

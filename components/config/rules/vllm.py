@@ -19,7 +19,7 @@ Read from the vLLM 0.29.0 wheel on PyPI (vllm-0.29.0-cp38-abi3-manylinux_2_28_x8
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..problems import Problem
@@ -55,6 +55,17 @@ class ServeArgs:
         for _, size in self.sizes:
             total *= size
         return total
+
+
+def serves(command: Sequence[str]) -> bool:
+    """`command: [vllm, serve, ...]`: the arguments after `serve` are the server's too."""
+    return list(command[:2]) == ["vllm", "serve"]
+
+
+def server_args(command: Sequence[str], args: Sequence[str]) -> list[str]:
+    """The arguments the vLLM server reads: `args` after the image's own entrypoint, or after
+    `command: [vllm, serve, ...]`'s own."""
+    return [*command[2:], *args] if serves(command) else list(args)
 
 
 def _flag_value(args: tuple[str, ...], index: int) -> tuple[str, str | None, int]:

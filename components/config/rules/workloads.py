@@ -66,7 +66,7 @@ def basic_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if formats.is_vllm_image(w.image):
         yield from vllm.problems(
             path,
-            [*w.command[2:], *w.args] if _is_serve(w) else list(w.args),
+            vllm.server_args(w.command, w.args),
             w.gpu.count,
             w.port,
             w.hosts,
@@ -228,11 +228,6 @@ def _most_per_node(gpu_type: str | None) -> int:
     existing cluster's, whose nodes the catalog does not know)."""
     gpu = catalog.GPU_TYPES.get(gpu_type or "")
     return max(gpu.node_counts) if gpu is not None and gpu.node_counts else 16
-
-
-def _is_serve(w: WorkloadSpec) -> bool:
-    """`command: [vllm, serve, ...]`: the arguments after `serve` count too."""
-    return list(w.command[:2]) == ["vllm", "serve"]
 
 
 # GKE's own StorageClasses, all Persistent Disk ones: standard-rwo (pd-balanced, the default on

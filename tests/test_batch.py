@@ -404,3 +404,24 @@ def test_a_plain_job_keeps_the_object_it_always_had() -> None:
     )
     assert set(job["spec"]) == {"backoffLimit", "template"}
     assert kueue.QUEUE_NAME_LABEL not in job["metadata"]["labels"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "key", "value"),
+    [
+        ("Deployment", "timeZone", "Europe/Berlin"),
+        ("StatefulSet", "queue", {"maxRunDuration": "4h"}),
+    ],
+)
+def test_a_batch_key_on_a_kind_that_does_not_take_it_names_the_kinds_that_do(
+    kind: str, key: str, value: Any
+) -> None:
+    """A long-running kind ignores the batch keys: each is refused, naming what takes it (a
+    Deployment's timeZone was taken without a word before KindSpec.takes)."""
+    workload = {**NIGHTLY, "kind": kind, key: value}
+    del workload["queue"]
+    workload[key] = value
+    found = problems([QUEUED_POOL], [workload])
+    assert f"workloads[0].{key}: is for a Job, and this workload is a {kind}: it runs until " in (
+        "\n".join(found)
+    ), f"the key would be ignored silently: {found}"

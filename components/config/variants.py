@@ -11,6 +11,8 @@ expose.type; everything else asks the descriptor, never reads `domain` to decide
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..expose.cluster_ip_spec import CLUSTER_IP
 from ..expose.gateway_spec import GATEWAY
 from ..expose.internal_spec import INTERNAL
@@ -37,6 +39,7 @@ __all__ = [
     "exposure_of",
     "exposure_spec",
     "kind_spec",
+    "kinds_that",
 ]
 
 
@@ -57,6 +60,13 @@ def kind_spec(w: KindKeys, workload: str | None = None) -> KindSpec:
             "to add one)"
         )
     return found
+
+
+def kinds_that(capable: Callable[[KindSpec], bool], joined: str = "or") -> str:
+    """The stack file's kinds some descriptor of which is `capable`, for a message ("Deployment or
+    StatefulSet"): the words follow the registry, so a new kind is named where it belongs."""
+    names = list(dict.fromkeys(k.stack_kind for k in KIND_SPECS.values() if capable(k)))
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {joined} {names[-1]}"
 
 
 def exposure_spec(type_: str, workload: str | None = None) -> ExposureSpec:

@@ -95,6 +95,19 @@ class Exposure(ABC):
     """(global, how many) forwarding rules the load balancer in front of one workload has (the
     plan's cost); none without a load balancer."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """An exposure whose front end ends the clients' connections (terminates_at_edge) says
+        where that front end connects from: the gate's NetworkPolicy admits those ranges alone
+        (ingress_from), so without them it would refuse every request the front end forwards."""
+        super().__init_subclass__(**kwargs)
+        spec = cls.__dict__.get("spec")
+        if spec is not None and spec.terminates_at_edge and not cls.proxy_ranges:
+            raise TypeError(
+                f"{cls.__name__}: its front end ends the clients' connections "
+                "(terminates_at_edge), so the gate's NetworkPolicy must admit where it connects "
+                "from: declare proxy_ranges (the ranges Google documents for it)"
+            )
+
     @property
     def name(self) -> str:
         """The stack file's `expose.type`."""
@@ -137,8 +150,11 @@ class Exposure(ABC):
         return {}
 
     def ingress_from(self) -> list[dict[str, Any]] | None:
-        """Whom the NetworkPolicy admits to the serving port (None: any source)."""
-        return None
+        """Whom the NetworkPolicy admits to the serving port: the proxy's ranges where a proxy of
+        the cloud connects for every client (proxy_ranges), else any source (None)."""
+        if not self.proxy_ranges:
+            return None
+        return [{"ipBlock": {"cidr": cidr}} for cidr in self.proxy_ranges]
 
     def timeouts(self) -> pulumi.CustomTimeouts | None:
         """The Service's create timeout (None: the provider's)."""

@@ -86,10 +86,6 @@ def gateway_name(workload: str) -> str:
     return f"{workload}-gateway"
 
 
-def _from_proxies() -> list[dict[str, Any]]:
-    return [{"ipBlock": {"cidr": cidr}} for cidr in PROXY_RANGES]
-
-
 def gateway_spec(address_name: str) -> dict[str, Any]:
     """The Gateway: HTTPS on 443 (its certificate from the map the annotation names) and HTTP on
     80 for the redirect, on the reserved global address."""
@@ -219,16 +215,12 @@ class Gateway(Exposure):
         # The records the name needs (its A record, the certificate's CNAME), once registered.
         self.dns_records = None
 
-    def ingress_from(self) -> list[dict[str, Any]] | None:
-        """Only the load balancer's proxies reach the gate's serving port."""
-        return _from_proxies()
-
     def extra_ingress(self, site: Site | None) -> list[dict[str, Any]]:
         """The load balancer's health checks reach the gate's health port."""
         if site is None:
             return []
         ports = [{"protocol": "TCP", "port": site.health_port}]
-        return [{"from": _from_proxies(), "ports": ports}]
+        return [{"from": self.ingress_from(), "ports": ports}]
 
     def port_extras(self, tls: bool) -> dict[str, Any]:
         """The load balancer speaks TLS to a gate that serves it (the gate's own certificate,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ..facts.controllers import Controller
+from ..facts.undecided import refuse_undecided
 
 
 class ExposureKeys(Protocol):
@@ -58,3 +59,6 @@ class ExposureSpec:
     check), and expose.sourceRanges are held by a Cloud Armor policy there, not a firewall."""
     needs: frozenset[Controller]
     """The controllers the platform must run for it (the Gateway: GKE's Gateway API)."""
+
+    def __post_init__(self) -> None:
+        refuse_undecided(self)

@@ -57,6 +57,28 @@ class Registered(Protocol):
     def metadata(self) -> pulumi.Output[k8s.meta.v1.outputs.ObjectMeta]: ...
 
 
+class _Named:
+    def __init__(self, resource: pulumi.CustomResource, name: str) -> None:
+        self.metadata: pulumi.Output[k8s.meta.v1.outputs.ObjectMeta] = resource.urn.apply(
+            lambda _: k8s.meta.v1.outputs.ObjectMeta(name=name)
+        )
+
+
+def named(resource: pulumi.CustomResource, name: str) -> Registered:
+    """A custom resource's object as GpuWorkload reads it (its name, once registered): an untyped
+    CustomResource (a LeaderWorkerSet) declares no typed metadata output."""
+    return _Named(resource, name)
+
+
+def placed(pod_spec_path: tuple[str, ...], template: dict[str, Any]) -> dict[str, Any]:
+    """An object's spec holding `template` where `pod_spec_path` ends ("spec", ..., "template",
+    "spec": the object's spec, the fields down to the template, the template's own spec)."""
+    spec: dict[str, Any] = template
+    for key in reversed(pod_spec_path[1:-1]):
+        spec = {key: spec}
+    return spec
+
+
 class Kind(ABC):
     """One way a workload runs: a Kubernetes object that holds its pods."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .spec import KindSpec
+from .spec import BATCH_KEYS, KindSpec
 
 CRON_JOB = KindSpec(
     name="CronJob",
@@ -20,4 +20,5 @@ CRON_JOB = KindSpec(
     claims_storage=False,
     spans_nodes=False,
     needs=frozenset(),
+    takes=frozenset(BATCH_KEYS),
 )

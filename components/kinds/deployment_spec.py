@@ -20,4 +20,5 @@ DEPLOYMENT = KindSpec(
     claims_storage=False,
     spans_nodes=False,
     needs=frozenset(),
+    takes=frozenset(),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .spec import KindSpec
+from .spec import BATCH_KEYS, KindSpec
 
 JOB = KindSpec(
     name="Job",
@@ -22,4 +22,6 @@ JOB = KindSpec(
     claims_storage=False,
     spans_nodes=False,
     needs=frozenset(),
+    # `schedule` makes it a CronJob's (cron_job_spec.py), which takes the same keys.
+    takes=frozenset(BATCH_KEYS),
 )

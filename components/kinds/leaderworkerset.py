@@ -31,7 +31,7 @@ import pulumi_kubernetes as k8s
 
 from ..config import WorkloadConfig, formats
 from ..manifest import manifest
-from .base import Kind, Registered, Request, replicas
+from .base import Kind, Registered, Request, named, replicas
 from .leaderworkerset_spec import LEADERWORKERSET
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
@@ -142,17 +142,7 @@ class LeaderWorkerSet(Kind):
             ),
             opts=request.waits,
         )
-        return _Named(group_set, self.object_name(w))
-
-
-class _Named:
-    """The LeaderWorkerSet's metadata as GpuWorkload reads it (its name, once registered): an
-    untyped CustomResource declares no typed metadata output."""
-
-    def __init__(self, resource: k8s.apiextensions.CustomResource, name: str) -> None:
-        self.metadata: pulumi.Output[k8s.meta.v1.outputs.ObjectMeta] = resource.urn.apply(
-            lambda _: k8s.meta.v1.outputs.ObjectMeta(name=name)
-        )
+        return named(group_set, self.object_name(w))
 
 
 def group_name(workload: str) -> str:

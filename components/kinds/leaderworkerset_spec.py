@@ -25,4 +25,5 @@ LEADERWORKERSET = KindSpec(
     claims_storage=False,
     spans_nodes=True,
     needs=frozenset({Controller.LWS}),
+    takes=frozenset(),
 )

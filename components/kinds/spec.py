@@ -14,6 +14,19 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..facts.controllers import Controller
+from ..facts.undecided import refuse_undecided
+
+BATCH_KEYS = (
+    "queue",
+    "activeDeadline",
+    "schedule",
+    "timeZone",
+    "parallelism",
+    "completions",
+    "output",
+)
+"""The stack-file keys only some kinds take (KindSpec.takes), in the order the config checks
+them."""
 
 
 class KindKeys(Protocol):
@@ -64,6 +77,13 @@ class KindSpec:
     """A replica is a group of `hosts` pods, each on a node of its own."""
     needs: frozenset[Controller]
     """The controllers the platform must run for it (a LeaderWorkerSet: the LWS controller)."""
+    takes: frozenset[str]
+    """The batch keys of a workload it honours (queue, activeDeadline, schedule, timeZone,
+    parallelism, completions, output: BATCH_KEYS): the config layer refuses one set on a kind that
+    does not take it, naming the kinds that do, so a new kind never ignores one silently."""
+
+    def __post_init__(self) -> None:
+        refuse_undecided(self)
 
     @property
     def object_kind(self) -> str:

@@ -20,4 +20,5 @@ STATEFULSET = KindSpec(
     claims_storage=True,
     spans_nodes=False,
     needs=frozenset(),
+    takes=frozenset(),
 )

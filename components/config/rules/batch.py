@@ -36,10 +36,11 @@ import zoneinfo
 from collections.abc import Iterator
 
 from ...facts import pins
+from ...kinds.spec import BATCH_KEYS
 from ..context import Context
 from ..problems import Problem
 from ..schema import NodePoolSpec, WorkloadSpec
-from ..variants import kind_spec
+from ..variants import kind_spec, kinds_that
 from . import buckets, cron
 from .capacity_sources import FLEX_START_MIN_GKE
 
@@ -103,26 +104,30 @@ def workload_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem
     """queue, activeDeadline, schedule, timeZone, parallelism, completions and output: a Job's,
     each within what Kubernetes, Kueue and GKE take."""
     path = f"workloads[{i}]"
-    given = [
-        key
-        for key, value in (
-            ("queue", w.queue),
-            ("activeDeadline", w.active_deadline),
-            ("schedule", w.schedule),
-            ("parallelism", w.parallelism),
-            ("completions", w.completions),
-            ("output", w.output),
+    values = {
+        "queue": w.queue,
+        "activeDeadline": w.active_deadline,
+        "schedule": w.schedule,
+        "timeZone": None if w.time_zone == "UTC" else w.time_zone,
+        "parallelism": w.parallelism,
+        "completions": w.completions,
+        "output": w.output,
+    }
+    spec = kind_spec(w)
+    refused = [k for k in BATCH_KEYS if values[k] is not None and k not in spec.takes]
+    for key in refused:
+        why = (
+            "which does not take it"
+            if spec.completes
+            else "it runs until stopped, so it has no run to queue, cap, schedule, shard or collect"
         )
-        if value is not None
-    ]
-    if not kind_spec(w).completes:
-        for key in given:
-            yield Problem(
-                f"{path}.{key}",
-                f"is for a Job, and this workload is a {w.kind}: it runs until stopped, so it "
-                "has no run to queue, cap, schedule, shard or collect. Set kind: Job, or remove "
-                "it.",
-            )
+        takers = kinds_that(lambda k, key=key: key in k.takes)
+        yield Problem(
+            f"{path}.{key}",
+            f"is for a {takers}, and this workload is a {w.kind}: {why}. Set kind: {takers}, or "
+            "remove it.",
+        )
+    if refused:
         return
     yield from _queue_problems(path, w, ctx)
     yield from _deadline_problems(path, w, ctx)

@@ -19,7 +19,7 @@ from ..model import ModelCache, WorkloadConfig
 from ..problems import Problem
 from ..schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
 from ..sleep import scales_on_metric, sleeps
-from ..variants import kind_spec
+from ..variants import kind_spec, kinds_that
 from . import buckets
 
 # --- image streaming ----------------------------------------------------------------------------
@@ -267,7 +267,7 @@ def _autoscale_problems(
     if not kind_spec(w).scales:
         yield Problem(
             f"{path}.autoscale",
-            "a Job runs to completion; only a Deployment or StatefulSet "
+            f"a {w.kind} runs to completion; only a {kinds_that(lambda k: k.scales)} "
             "scales with load. Remove autoscale.",
         )
     if "replicas" in w.model_fields_set:

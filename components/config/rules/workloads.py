@@ -10,7 +10,7 @@ from ..context import HIDDEN_KEY, Context
 from ..model import NAMESPACE
 from ..problems import Problem
 from ..schema import WorkloadSpec
-from ..variants import exposure_spec, kind_spec
+from ..variants import exposure_spec, kind_spec, kinds_that
 from . import vllm
 from .pools import cidr_problems, gpu_type_problems
 
@@ -75,7 +75,7 @@ def basic_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if w.wait_for_completion and not kind_spec(w).completes:
         yield Problem(
             f"{path}.waitForCompletion",
-            f"only a Job completes; a {w.kind} is waited for until "
+            f"only a {kinds_that(lambda k: k.completes)} completes; a {w.kind} is waited for until "
             "it is ready anyway. Remove waitForCompletion.",
         )
     if w.gpu.type is None and mode != "existing":
@@ -114,7 +114,7 @@ def expose_problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
         yield Problem(
             f"{path}.expose",
             f"a {w.kind} runs to completion and cannot serve traffic. "
-            "Use kind Deployment or StatefulSet, or remove expose.",
+            f"Use kind {kinds_that(lambda k: k.serves_http)}, or remove expose.",
         )
     if w.port is None:
         yield Problem(

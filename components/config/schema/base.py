@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
 from .. import formats
 from ..rules import vllm
+from ..variants import EXPOSURE_SPECS, KIND_SPECS
 
 # vLLM's OpenAI server's own default port (rules/vllm.py has the source).
 VLLM_PORT = vllm.DEFAULT_PORT
@@ -16,13 +17,21 @@ Mode = Literal["standard", "autopilot", "existing"]
 MODES: tuple[Mode, ...] = get_args(Mode)
 Driver = Literal["default", "latest", "installer"]
 ImageType = Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"]
-Kind = Literal["Deployment", "StatefulSet", "Job"]
 DevicePluginType = Literal["static", "gpu-operator", "none"]
 DEVICE_PLUGIN_TYPES: tuple[DevicePluginType, ...] = get_args(DevicePluginType)
-# LoadBalancer: external passthrough load balancer; Internal: GKE's internal passthrough load
-# balancer (reachable from the VPC only); ClusterIP: no load balancer, in-cluster only; NodePort:
-# existing clusters without a load balancer implementation (rules/exposure.py).
-ExposeType = Literal["LoadBalancer", "Internal", "ClusterIP", "NodePort"]
+# The stack file's `kind` and `expose.type` choices are the variants' (components/config/
+# variants.py lists their descriptors): a new kind or exposure is a choice here without an edit.
+# At run time each is a Literal of the descriptors' names in registry order (pydantic's choice and
+# its error, the reference, the package's enum); a type checker sees a string, as a Literal's
+# arguments cannot be computed. LoadBalancer: external passthrough load balancer; Internal: GKE's
+# internal passthrough load balancer (VPC only); ClusterIP: no load balancer, in-cluster only;
+# NodePort: existing clusters without a load balancer implementation (rules/exposure.py).
+if TYPE_CHECKING:
+    Kind = str
+    ExposeType = str
+else:
+    Kind = Literal[tuple(dict.fromkeys(k.stack_kind for k in KIND_SPECS.values()))]
+    ExposeType = Literal[tuple(EXPOSURE_SPECS)]
 # Who may use GKE's DNS-based control-plane endpoint (components/platform/cluster.py has the
 # source).
 DnsEndpoint = Literal["disabled", "external"]

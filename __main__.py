@@ -22,7 +22,10 @@ for advisory in config.advisories:
     pulumi.log.warn(advisory)
 
 platform = platforms.build(config)
-services = [GpuService(name, args) for name, args in service_args(config, platform)]
+services = [
+    GpuService(name, args, decided=decided)
+    for name, args, decided in service_args(config, platform)
+]
 StackMonitoring("monitoring", StackMonitoringArgs(platform))
 
 for key, value in stack_outputs(platform, services).items():

@@ -12,17 +12,30 @@ from typing import Any, cast
 import pulumi
 
 from ..config import NAMESPACE, ExistingClusterConfig, StackConfig, WorkloadConfig
+from ..config.one_workload import Resolved
 from ..config.schema import WorkloadSpec
 from ..config.workload_args import ServiceCluster, ServiceNodePool, Workload
 from ..platform import Platform, watched
 from .gpu_service import GpuServiceArgs, GpuServiceWaits
 
 
-def service_args(config: StackConfig, platform: Platform) -> list[tuple[str, GpuServiceArgs]]:
-    """(name, args) of each workload's GpuService, in the stack file's order."""
-    assert config.specs is not None, "a config from the loader"
-    pairs = zip(config.specs.workloads, config.workloads, strict=True)
-    return [(w.spec.name, _args(spec, w, config, platform)) for spec, w in pairs]
+def service_args(
+    config: StackConfig, platform: Platform
+) -> list[tuple[str, GpuServiceArgs, Resolved]]:
+    """(name, args, decided) of each workload's GpuService, in the stack file's order: `decided`
+    is the workload as the loader decided it, which the service takes instead of deciding the
+    Args again (each workload is decided once)."""
+    specs = config.specs
+    assert specs is not None, "a config from the loader"
+    cluster = specs.cluster
+    if not isinstance(config.cluster, ExistingClusterConfig):
+        # As the Args write them (_cluster): the name and location the stack decided.
+        named = {"name": config.cluster.name, "location": config.cluster.location}
+        cluster = cluster.model_copy(update=named)
+    pairs = zip(specs.workloads, config.workloads, strict=True)
+    return [
+        (w.spec.name, _args(spec, w, config, platform), Resolved(w, cluster)) for spec, w in pairs
+    ]
 
 
 def _args(

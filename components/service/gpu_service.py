@@ -14,6 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..config import WorkloadConfig, defaults
+from ..config.one_workload import Resolved
 from ..config.rules.exposure import API_KEY_ENV
 from ..config.rules.network import DEFAULT_NETWORK
 from ..config.sleep import sleeps
@@ -65,10 +66,17 @@ class GpuService(pulumi.ComponentResource):
     keep_secret = staticmethod(keep_secret)
 
     def __init__(
-        self, name: str, args: GpuServiceArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        args: GpuServiceArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        decided: Resolved | None = None,
     ) -> None:
-        # Every problem of the Args at once, before anything is registered.
-        resolved = decide(args, f"the Args of GpuService {name!r}")
+        """`decided`: the workload as the stack's loader decided it from the keys the Args were
+        written from (components/service/from_stack.py), taken as it is; without it, every
+        problem of the Args is reported at once, before anything is registered."""
+        resolved = decided or decide(args, f"the Args of GpuService {name!r}")
         super().__init__("gke-gpu:index:GpuService", name, None, opts)
         # Children are named after this component (a stack names it after its workload), so two
         # services of one workload name in one program register distinct URNs (issue 41).

@@ -18,8 +18,9 @@ for advisory in config.advisories:
 platform = platforms.build(config)
 # Each workload as the typed GpuServiceArgs a program without a stack file writes itself
 # (docs/architecture.md lists its inputs): the workload, the cluster's keys, its pools, the
-# Kubernetes provider, and what to wait for.
-services = [GpuService(name, args) for name, args in service_args(config, platform)]
+# Kubernetes provider, and what to wait for; GpuService decides the workload from them again (the
+# stack-file program hands it what the loader decided instead: __main__.py).
+services = [GpuService(name, args) for name, args, _ in service_args(config, platform)]
 StackMonitoring("monitoring", StackMonitoringArgs(platform))
 
 for key, value in stack_outputs(platform, services).items():

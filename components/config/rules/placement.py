@@ -54,7 +54,7 @@ def autopilot_problems(i: int, w: WorkloadSpec, ctx: Context) -> list[Problem]:
             Problem(
                 f"{path}.gpu.type",
                 f"{gpu.name} is not in the catalog's Autopilot table "
-                "(components/facts/catalog/gpus.py AUTOPILOT_COUNTS). Use one of "
+                "(components/facts/catalog/gpus.py GPU_TYPES). Use one of "
                 f"{choices(offered)}, or cluster.mode: standard with a node pool.",
             )
         ]

@@ -26,54 +26,33 @@ from __future__ import annotations
 from . import machines as m
 from .model import GpuType, MachineType
 
-# GPUs per pod that Autopilot accepts. Which types: WARDEN, plus B200 and RTX PRO 6000 from
-# GCA_AUTOPILOT. The per-pod counts on Google's autopilot-gpus page
+# One record per GPU type (GPU_TYPES below): its machines, Autopilot counts, MIG sizes, memory
+# and compute capability in one place.
+#
+# autopilot: GPUs per pod that Autopilot accepts. Which types: WARDEN, plus B200 and RTX PRO 6000
+# from GCA_AUTOPILOT. The per-pod counts on Google's autopilot-gpus page
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/autopilot-gpus) could not be read; the
 # counts here are the GPU counts of the type's node shapes (Autopilot places a GPU pod on a node
 # of exactly its count), confirmed for 8 x H200, 8 x B200, 8 x H100 and 8 x H100 Mega by
 # GCA_AUTOPILOT. GB200 and GB300 on Autopilot are unconfirmed; listed so as not to refuse them.
-AUTOPILOT_COUNTS: dict[str, tuple[int, ...]] = {
-    "nvidia-tesla-t4": (1, 2, 4),
-    "nvidia-tesla-p4": (1, 2, 4),
-    "nvidia-tesla-p100": (1, 2, 4),
-    "nvidia-tesla-v100": (1, 2, 4, 8),
-    "nvidia-l4": (1, 2, 4, 8),
-    "nvidia-rtx-pro-6000": (1, 2, 4, 8),
-    "nvidia-tesla-a100": (1, 2, 4, 8, 16),
-    "nvidia-a100-80gb": (1, 2, 4, 8),
-    "nvidia-h100-80gb": (1, 2, 4, 8),
-    "nvidia-h100-mega-80gb": (8,),
-    "nvidia-h200-141gb": (8,),
-    "nvidia-b200": (8,),
-    "nvidia-gb200": (4,),
-    "nvidia-gb300": (4,),
-}
-
-# MIG partition sizes per GPU type, in MIG_GO's order. MIG_GO groups its sizes under comments
-# naming the GPU ("//nvidia-h200-141gb"); H100 Mega takes the H100 sizes (GKE_GPUS lists the same
-# five for it). GB300 has no size in MIG_GO, so GKE's device plugin would refuse any: no MIG.
-MIG_PARTITIONS: dict[str, tuple[str, ...]] = {
-    "nvidia-tesla-a100": ("1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb"),
-    "nvidia-a100-80gb": ("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"),
-    "nvidia-h100-80gb": ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "7g.80gb"),
-    "nvidia-h100-mega-80gb": ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "7g.80gb"),
-    "nvidia-h200-141gb": ("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
-    "nvidia-b200": ("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"),
-    "nvidia-gb200": ("1g.23gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"),
-    "nvidia-rtx-pro-6000": (
-        "1g.24gb",
-        "1g.24gb+me",
-        "1g.24gb+gfx",
-        "1g.24gb+me.all",
-        "1g.24gb-me",
-        "2g.48gb",
-        "2g.48gb+gfx",
-        "2g.48gb+me.all",
-        "2g.48gb-me",
-        "4g.96gb",
-        "4g.96gb+gfx",
-    ),
-}
+#
+# mig: MIG partition sizes, in MIG_GO's order. MIG_GO groups its sizes under comments naming the
+# GPU ("//nvidia-h200-141gb"); H100 Mega takes the H100 sizes (GKE_GPUS lists the same five for
+# it). GB300 has no size in MIG_GO, so GKE's device plugin would refuse any: no MIG.
+RTX_PRO_6000_MIG = (
+    "1g.24gb",
+    "1g.24gb+me",
+    "1g.24gb+gfx",
+    "1g.24gb+me.all",
+    "1g.24gb-me",
+    "2g.48gb",
+    "2g.48gb+gfx",
+    "2g.48gb+me.all",
+    "2g.48gb-me",
+    "4g.96gb",
+    "4g.96gb+gfx",
+)
+H100_MIG = ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "7g.80gb")
 
 # GPU sharing on GKE Standard. Time-sharing: "You can enable GPU time-sharing on all NVIDIA GPU
 # models" (https://cloud.google.com/kubernetes-engine/docs/how-to/timesharing-gpus). MPS: "You can
@@ -93,6 +72,8 @@ def _gpu(
     memory_gb: int,
     compute_capability: tuple[int, int],
     series: tuple[str, ...],
+    autopilot: tuple[int, ...],
+    mig: tuple[str, ...] = (),
     unconfirmed: tuple[str, ...] = (),
 ) -> GpuType:
     return GpuType(
@@ -100,8 +81,8 @@ def _gpu(
         display_name=display_name,
         family=family,
         machine_types=machines,
-        autopilot_counts=AUTOPILOT_COUNTS.get(name, ()),
-        mig_partitions=MIG_PARTITIONS.get(name, ()),
+        autopilot_counts=autopilot,
+        mig_partitions=mig,
         time_sharing=TIME_SHARING,
         mps=MPS,
         memory_gb=memory_gb,
@@ -151,13 +132,14 @@ GPU_TYPES: dict[str, GpuType] = {
                 memory_gb=memory_gb,
                 compute_capability=capability,
                 series=("N1",),
+                autopilot=autopilot,
                 unconfirmed=_N1_UNCONFIRMED,
             )
-            for name, display_name, memory_gb, capability in (
-                ("nvidia-tesla-t4", "NVIDIA T4", 16, (7, 5)),
-                ("nvidia-tesla-p4", "NVIDIA P4", 8, (6, 1)),
-                ("nvidia-tesla-p100", "NVIDIA P100", 16, (6, 0)),
-                ("nvidia-tesla-v100", "NVIDIA V100", 16, (7, 0)),
+            for name, display_name, memory_gb, capability, autopilot in (
+                ("nvidia-tesla-t4", "NVIDIA T4", 16, (7, 5), (1, 2, 4)),
+                ("nvidia-tesla-p4", "NVIDIA P4", 8, (6, 1), (1, 2, 4)),
+                ("nvidia-tesla-p100", "NVIDIA P100", 16, (6, 0), (1, 2, 4)),
+                ("nvidia-tesla-v100", "NVIDIA V100", 16, (7, 0), (1, 2, 4, 8)),
             )
         ),
         _gpu(
@@ -168,6 +150,7 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=24,
             compute_capability=(8, 9),
             series=("G2",),
+            autopilot=(1, 2, 4, 8),
         ),
         _gpu(
             "nvidia-rtx-pro-6000",
@@ -177,6 +160,8 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=96,
             compute_capability=(12, 0),
             series=("G4",),
+            autopilot=(1, 2, 4, 8),
+            mig=RTX_PRO_6000_MIG,
             unconfirmed=(
                 "GKE node pools on the fractional vGPU shapes g4-standard-6/12/24 (in GKE's "
                 "autoscaler as named-only shapes; no GKE doc page read)",
@@ -193,6 +178,8 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=40,
             compute_capability=(8, 0),
             series=("A2 Standard",),
+            autopilot=(1, 2, 4, 8, 16),
+            mig=("1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb"),
             unconfirmed=("Autopilot GPUs per pod (from node shapes)",),
         ),
         _gpu(
@@ -203,6 +190,8 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=80,
             compute_capability=(8, 0),
             series=("A2 Ultra",),
+            autopilot=(1, 2, 4, 8),
+            mig=("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"),
             unconfirmed=("Autopilot GPUs per pod (from node shapes)",),
         ),
         _gpu(
@@ -213,6 +202,8 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=80,
             compute_capability=(9, 0),
             series=("A3 High", "A3 Edge"),
+            autopilot=(1, 2, 4, 8),
+            mig=H100_MIG,
             unconfirmed=("Autopilot 1, 2 and 4 GPUs per pod (8 confirmed)",),
         ),
         _gpu(
@@ -223,6 +214,8 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=80,
             compute_capability=(9, 0),
             series=("A3 Mega",),
+            autopilot=(8,),
+            mig=H100_MIG,
         ),
         _gpu(
             "nvidia-h200-141gb",
@@ -232,6 +225,8 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=141,
             compute_capability=(9, 0),
             series=("A3 Ultra",),
+            autopilot=(8,),
+            mig=("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
         ),
         _gpu(
             "nvidia-b200",
@@ -241,6 +236,8 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=180,
             compute_capability=(10, 0),
             series=("A4",),
+            autopilot=(8,),
+            mig=("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"),
         ),
         _gpu(
             "nvidia-gb200",
@@ -250,6 +247,8 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=186,
             compute_capability=(10, 0),
             series=("A4X",),
+            autopilot=(4,),
+            mig=("1g.23gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"),
             unconfirmed=("GB200 on Autopilot",),
         ),
         _gpu(
@@ -260,6 +259,7 @@ GPU_TYPES: dict[str, GpuType] = {
             memory_gb=288,
             compute_capability=(10, 3),
             series=("A4X Max",),
+            autopilot=(4,),
             unconfirmed=("GB300 on Autopilot",),
         ),
     )

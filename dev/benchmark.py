@@ -185,6 +185,8 @@ def large_stack() -> dict[str, Any]:
                 "name": f"svc-{i}",
                 "image": "vllm/vllm-openai:v0.6.4",
                 "gpu": {"type": gpu, "count": count},
+                # One vLLM process per GPU: the model split over all of the pod's GPUs.
+                "args": ["--tensor-parallel-size", str(count)] if count > 1 else [],
                 "spot": (i // len(shapes)) % 2 == 1,
                 "resources": {"cpu": "2", "memory": "8Gi"},
                 "probe": {"path": "/health"},

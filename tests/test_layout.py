@@ -117,6 +117,18 @@ def test_the_benchmark_floor_holds_every_sdk_class_the_shipped_stacks_register()
         assert hasattr(importlib.import_module(module), name), f"{type_}: no class {path}"
 
 
+def test_the_benchmarks_large_stack_is_one_the_program_accepts():
+    """`python -m dev.benchmark` times the program on its large stack; one the config refuses
+    times an error message (a rule added since refused its multi-GPU vLLM pods)."""
+    from components.config import load
+    from dev.benchmark import large_stack
+
+    keys = large_stack()["config"]
+    raw = {k.partition(":")[2]: v for k, v in keys.items() if k.startswith("gke-gpu:")}
+    config = load(raw, project=keys["gcp:project"], region=keys["gcp:region"], stack="large")
+    assert len(config.workloads) == 40, "the large stack's 40 workloads"
+
+
 # A path in another repository's tree (named just before it) or one kept on purpose.
 NOT_OURS = {
     "examples/gke-a4x-max-bm/README.md",  # cluster-toolkit's

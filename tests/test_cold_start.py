@@ -213,6 +213,9 @@ def test_the_advisory_reaches_the_plan_summary(tmp_path: Any) -> None:
 
 
 MODEL_CACHE = {"bucket": "acme-models", "path": "Qwen/Qwen2.5-0.5B-Instruct"}
+# The bucket mounted through Cloud Storage FUSE, where vLLM would otherwise stream it
+# (tests/test_streamer.py).
+MOUNTED = {**MODEL_CACHE, "stream": False}
 
 
 def test_model_cache_mounts_the_bucket_through_the_fuse_csi_driver(run: Run) -> None:
@@ -295,7 +298,7 @@ def test_the_grant_waits_for_the_cluster_and_the_workload_for_the_grant(run: Run
 
 
 def test_autopilot_uses_its_built_in_fuse_driver_and_default_sidecar_limits(run: Run) -> None:
-    recording = run(_autopilot(modelCache=MODEL_CACHE))
+    recording = run(_autopilot(modelCache=MOUNTED))
     assert "addonsConfig" not in recording.one(CLUSTER).inputs, (
         "Autopilot enables the Cloud Storage FUSE CSI driver by default"
     )
@@ -306,7 +309,7 @@ def test_autopilot_uses_its_built_in_fuse_driver_and_default_sidecar_limits(run:
 
 
 def test_vllm_loads_from_the_mount_and_keeps_serving_the_same_model_name(run: Run) -> None:
-    (container,) = _pod(run(_autopilot(modelCache=MODEL_CACHE)))["containers"]
+    (container,) = _pod(run(_autopilot(modelCache=MOUNTED)))["containers"]
     args = container["args"]
     assert args[args.index("--model") + 1] == "/models", (
         "vLLM would otherwise download the weights from Hugging Face on every new pod"
@@ -512,8 +515,15 @@ def test_the_plan_names_each_acceleration_on_the_cold_path() -> None:
     text = render.summary(plan)
     assert "cold start: pool l4 scales from zero" in text
     assert f"image: preloaded from secondary boot disk {DISK_IMAGE}" in text
-    assert "weights: read from gs://acme-models/Qwen/Qwen2.5-0.5B-Instruct" in text
-    assert "7x" in text and "AchievingFasterPodStartup.md" in text, "a figure carries its source"
+    assert (
+        "weights: streamed from gs://acme-models/Qwen/Qwen2.5-0.5B-Instruct by vLLM's Run:ai"
+        in (text)
+    ), "the pinned vLLM image streams a bucket's weights (tests/test_streamer.py)"
+    mounted = render.summary(shared.render("adapters", ROOT / "examples" / "Pulumi.adapters.yaml"))
+    assert "mounted: an adapter is read from modelCache.mountPath" in mounted, (
+        "a bucket that must be mounted says why it is not streamed"
+    )
+    assert "7x" in mounted and "AchievingFasterPodStartup.md" in mounted, "a figure has a source"
     assert "still slow: node boot" in text, "what no key removes is said too"
     assert "replicas 1-3 by vllm:num_requests_waiting" in text
 

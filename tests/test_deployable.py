@@ -376,12 +376,9 @@ def test_the_plan_summary_shows_each_probe(plans: dict[str, render.Plan]) -> Non
 
 
 def test_a_positional_model_is_read_from_the_model_cache() -> None:
-    from components.config.model import ModelCache
     from components.config.rules.coldstart import vllm_args_for_cache
-    from components.config.schema.disks import ModelCacheSpec
 
-    cache = ModelCache(ModelCacheSpec.model_validate({"bucket": "acme-models"}), "/models")
-    args = vllm_args_for_cache(("Qwen/Qwen2.5-0.5B-Instruct", "--max-model-len", "4096"), cache)
+    args = vllm_args_for_cache(("Qwen/Qwen2.5-0.5B-Instruct", "--max-model-len", "4096"), "/models")
     assert args == (
         "/models",
         "--max-model-len",

@@ -632,7 +632,7 @@ def test_a_compute_class_machine_holds_the_pod_and_its_fuse_sidecar() -> None:
                     "image": "vllm/vllm-openai:v0.29.0",
                     "gpu": {"type": "nvidia-l4", "count": 1},
                     "resources": {"cpu": "3", "memory": "12Gi"},
-                    "modelCache": {"bucket": "acme-models"},
+                    "modelCache": {"bucket": "acme-models", "stream": False},
                     "fallback": [{"spot": True}],
                 }
             ]

@@ -293,7 +293,10 @@ def test_a_model_cache_needs_only_the_bucket_iam_role_on_its_bucket(run: Run) ->
         ("bucket acme-models", "storage.buckets.getIamPolicy"),
         ("bucket acme-models", "storage.buckets.setIamPolicy"),
     }, "the program sets one binding on the bucket: storage.admin would also reach every object"
-    assert {g for n in needs for g in n.grants} == {"roles/storage.objectViewer"}
+    assert {g for n in needs for g in n.grants} == {
+        "roles/storage.objectViewer",
+        "roles/storage.legacyBucketReader",
+    }, "a streamed model's reader: its objects, and the bucket's metadata the streamer reads"
 
 
 def test_nodes_running_as_a_named_account_need_act_as_on_that_account(run: Run) -> None:
@@ -384,7 +387,8 @@ def test_the_plan_names_the_bucket_roles_permissions_and_what_it_binds(tmp_path:
     assert (
         "projects/PROJECT_ID/roles/gkeGpuBucketIam (storage.buckets.getIamPolicy, "
         "storage.buckets.setIamPolicy) on bucket acme-models; the stack binds "
-        "roles/storage.objectViewer with it (the model cache's reader)"
+        "roles/storage.legacyBucketReader, roles/storage.objectViewer with it (the model cache's "
+        "reader)"
     ) in text, "the plan says what the identity holds on the bucket, and what the stack binds"
     assert "granting only" not in text, (
         "no IAM condition limits what the bucket role may grant: the plan must not suggest one"

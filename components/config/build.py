@@ -43,6 +43,7 @@ from .rules import (
     names,
     network,
     routing,
+    streamer,
     vllm,
 )
 from .rules import cluster as cluster_rules
@@ -132,22 +133,30 @@ class WorkloadPlan:
     """With fallbacks: its ComputeClass priorities, its own choice first."""
 
 
-def _model_cache(w: WorkloadSpec) -> ModelCache | None:
+def _model_cache(w: WorkloadSpec, requests: Resources) -> ModelCache | None:
     if w.model_cache is None:
         return None
+    mounted_because = streamer.mounted_because(w)
     return from_spec(
         ModelCache,
         w.model_cache,
         spec=w.model_cache,
         mount_path=w.model_cache.mount_path.rstrip("/") or "/",
+        mounted_because=mounted_because,
+        buffer_bytes=None
+        if mounted_because is not None
+        else streamer.buffer_bytes(requests.memory_bytes),
     )
 
 
 def _args(w: WorkloadSpec, cache: ModelCache | None, vllm_server: bool) -> tuple[str, ...]:
     """The container's args: the stack file's, with what the model cache and adapters add."""
     args = tuple(w.args)
-    if cache is not None and vllm_server:
-        args = coldstart.vllm_args_for_cache(args, cache)
+    if cache is not None and vllm_server and cache.buffer_bytes is not None:
+        args = coldstart.vllm_args_for_cache(args, streamer.model_uri(w))
+        args += streamer.loader_args(cache.buffer_bytes)
+    elif cache is not None and vllm_server:
+        args = coldstart.vllm_args_for_cache(args, cache.mount_path)
     return args + adapters.vllm_args(w)
 
 
@@ -155,7 +164,7 @@ def workload(plan: WorkloadPlan, ctx: Context) -> WorkloadConfig:
     w, pool, requests, capacity = plan.spec, plan.pool, plan.requests, plan.capacity
     vllm_server = formats.is_vllm_image(w.image)
     secret = secret_env_values(plan.index, w, ctx)
-    cache = _model_cache(w)
+    cache = _model_cache(w, requests)
     scale = w.autoscale
     args = _args(w, cache, vllm_server)
     return from_spec(

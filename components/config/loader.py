@@ -55,6 +55,7 @@ from .rules import (
     registry,
     remote_code,
     routing,
+    streamer,
     workloads,
 )
 from .rules import cluster as cluster_rules
@@ -83,6 +84,7 @@ WORKLOAD_RULES: tuple[Rule[WorkloadSpec], ...] = (
     placement.placement_problems,
     drivers.workload_problems,
     coldstart.workload_problems,
+    streamer.problems,
     coldstart.class_boot_disk_problems,
     exposure.workload_problems,
     network.static_ip_problems,

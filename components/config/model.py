@@ -61,13 +61,23 @@ class Probe:
 
 @dataclass(frozen=True)
 class ModelCache:
-    """Model weights read from a Cloud Storage bucket through the Cloud Storage FUSE CSI driver,
-    as the workload's own Kubernetes service account (Workload Identity Federation for GKE)."""
+    """Model weights read from a Cloud Storage bucket, streamed by vLLM (Run:ai Model Streamer) or
+    through the Cloud Storage FUSE CSI driver, as the workload's own Kubernetes service account
+    (Workload Identity Federation for GKE)."""
 
     spec: ModelCacheSpec
     """workloads[i].modelCache as parsed, defaults applied: bucket, path, fileCacheSize."""
     mount_path: str
     """modelCache.mountPath without a trailing slash (what vLLM is given as its model)."""
+    mounted_because: str | None = None
+    """Why the bucket is mounted rather than streamed (rules/streamer.py); None: streamed."""
+    buffer_bytes: int | None = None
+    """Streamed: the streamer's CPU staging buffer, sized to the pod (rules/streamer.py)."""
+
+    @property
+    def streams(self) -> bool:
+        """vLLM streams the weights from the bucket: no mount, no FUSE sidecar."""
+        return self.mounted_because is None
 
 
 @dataclass(frozen=True)

@@ -281,10 +281,24 @@ class WorkloadModelCache(TypedDict):
     """
 
     mount_path: NotRequired[str]
-    """Where it appears in the container; not in a system folder (`/etc`, `/usr`, `/lib*`, ...)."""
+    """Mounted bucket: where it appears in the container; not in a system folder (`/etc`, `/usr`,
+    `/lib*`, ...).
+    """
 
     file_cache_size: NotRequired[str]
-    """Per-pod disk for Cloud Storage FUSE's file cache (parallel downloads land here)."""
+    """Mounted bucket: per-pod disk for Cloud Storage FUSE's file cache (parallel downloads land
+    here).
+    """
+
+    stream: NotRequired[bool | None]
+    """vLLM streams the weights (safetensors) from the bucket with its Run:ai Model Streamer
+    (`--load-format runai_streamer`, `gs://` model) instead of reading a Cloud Storage FUSE
+    mount.
+
+    Default: streamed for a vLLM image the streamer is confirmed in (`vllm/vllm-
+    openai:v0.29.0`)
+    and no adapter read from `mountPath`; mounted otherwise, the plan says why
+    """
 
 
 class WorkloadFallbackGpu(TypedDict):

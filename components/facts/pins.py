@@ -69,6 +69,17 @@ VLLM_RELEASES = (
 )
 
 
+# The vLLM images that carry the Run:ai Model Streamer with its Cloud Storage backend, which
+# streams safetensors weights from a gs:// model (`--load-format runai_streamer`): vLLM v0.29.0's
+# docker/Dockerfile lines 979-986 (stage vllm-runtime-base, under vllm-openai) install
+# "runai-model-streamer[s3,gcs,azure]>=0.15.7" (read in the v0.29.0 release's sdist on PyPI,
+# vllm-0.29.0.tar.gz; vllm-project/vllm PR 26464 added the gcs part "to enable GCS support in the
+# nightly / published image"). The release notes say v0.29.0-cu130 is the same image; the other
+# v0.29.0 tags are built otherwise (CUDA 12.9, Ubuntu 24.04) and were not read: not listed.
+STREAMER_GCS_TAGS = frozenset({"v0.29.0", "v0.29.0-cu130"})
+STREAMER_GCS_SOURCE = "vLLM v0.29.0 docker/Dockerfile lines 979-986"
+
+
 def vllm_release(tag: str) -> VllmRelease:
     return next(r for r in VLLM_RELEASES if r.tag == tag)
 

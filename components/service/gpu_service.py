@@ -246,6 +246,9 @@ class GpuService(pulumi.ComponentResource):
                         service_account=w.spec.name,
                         bucket=bucket,
                         access=access,
+                        bucket_metadata=prefix == "model-cache"
+                        and w.model_cache is not None
+                        and w.model_cache.streams,
                         after=_waiting(self._waits.get("cluster", [])),
                     ),
                     opts=self._opts(self._root(), prefix),

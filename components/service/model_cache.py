@@ -32,6 +32,10 @@ BUCKET_READER_ROLE = "roles/storage.objectViewer"
 # (above): create, read, list and delete objects, on that bucket only.
 BUCKET_WRITER_ROLE = "roles/storage.objectUser"
 ROLES = {"reader": BUCKET_READER_ROLE, "writer": BUCKET_WRITER_ROLE}
+# storage.buckets.get and storage.objects.list, nothing more (Google's Cloud Storage client,
+# StorageRoles.legacyBucketReader: "Grants the following permissions: storage.buckets.get,
+# storage.objects.list"): the bucket's metadata the streamer reads, on that bucket only.
+BUCKET_METADATA_ROLE = "roles/storage.legacyBucketReader"
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,9 @@ class ModelCacheAccessArgs:
     bucket: str
     access: Literal["reader", "writer"] = "reader"
     """reader: the model cache (read-only); writer: workloads[].output (read-write)."""
+    bucket_metadata: bool = False
+    """The reader also reads the bucket's metadata (storage.buckets.get): vLLM's streamer asks
+    for the bucket before it lists the model (config/rules/streamer.py has the source)."""
     after: Sequence[pulumi.Resource] = ()
     """The cluster: its workload identity pool (PROJECT.svc.id.goog) exists only once a cluster
     with Workload Identity does, and IAM refuses a principal of a pool that does not exist."""
@@ -76,7 +83,17 @@ class ModelCacheAccess(pulumi.ComponentResource):
             member=self.member,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
         )
-        self.ready = [grant]
+        self.ready: list[pulumi.Resource] = [grant]
+        if args.bucket_metadata:
+            self.ready.append(
+                gcp.storage.BucketIAMMember(
+                    f"{name}-bucket-metadata",
+                    bucket=args.bucket,
+                    role=BUCKET_METADATA_ROLE,
+                    member=self.member,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
+                )
+            )
         self.register_outputs({"member": self.member})
 
 
@@ -134,9 +151,14 @@ def fuse_mount_options(w: WorkloadConfig) -> str:
     return ",".join(options)
 
 
+def mounts_model(w: WorkloadConfig) -> bool:
+    """Its model bucket is mounted (Cloud Storage FUSE), not streamed by vLLM."""
+    return w.model_cache is not None and not w.model_cache.streams
+
+
 def model_cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
     """The bucket as a CSI ephemeral volume (read-only), and the disk of its file cache."""
-    if w.model_cache is None:
+    if w.model_cache is None or w.model_cache.streams:
         return []
     bucket = {
         "name": "model",
@@ -171,14 +193,15 @@ def output_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
 
 
 def reads_or_writes_a_bucket(w: WorkloadConfig) -> bool:
-    """Whether its pods mount a bucket (modelCache, output): the FUSE sidecar and the workload's
-    own Kubernetes service account, which Workload Identity lets use the bucket."""
+    """Whether its pods use a bucket (modelCache, output): the workload's own Kubernetes service
+    account, which Workload Identity lets use the bucket."""
     return w.model_cache is not None or w.spec.output is not None
 
 
 def pod_annotations(mode: Mode, w: WorkloadConfig) -> dict[str, str]:
-    """GKE injects the Cloud Storage FUSE sidecar only into pods that ask for it."""
-    if not reads_or_writes_a_bucket(w):
+    """GKE injects the Cloud Storage FUSE sidecar only into pods that ask for it: those that
+    mount a bucket (a model cache vLLM does not stream, an output bucket)."""
+    if not mounts_model(w) and w.spec.output is None:
         return {}
     sidecar = FUSE_STANDARD_SIDECAR_ANNOTATIONS if mode == "standard" else {}
     return {FUSE_VOLUMES_ANNOTATION: "true", **sidecar}

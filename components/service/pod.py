@@ -197,7 +197,7 @@ def container_mounts(w: WorkloadConfig) -> list[dict[str, Any]]:
         mounts.append({"name": "cache", "mountPath": w.spec.cache.path})
     if w.spec.storage is not None:
         mounts.append({"name": "data", "mountPath": w.spec.storage.mount_path})
-    if w.model_cache is not None:
+    if w.model_cache is not None and not w.model_cache.streams:
         mounts.append({"name": "model", "mountPath": w.model_cache.mount_path, "readOnly": True})
     if w.spec.output is not None:
         mounts.append({"name": "output", "mountPath": w.spec.output.mount_path})

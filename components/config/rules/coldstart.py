@@ -15,7 +15,7 @@ from pydantic.alias_generators import to_camel
 from ...facts import allocatable, pins
 from .. import formats
 from ..context import Context
-from ..model import ModelCache, WorkloadConfig
+from ..model import WorkloadConfig
 from ..problems import Problem
 from ..schema import AutoscaleSpec, ModelCacheSpec, NodePoolSpec, WorkloadSpec
 from ..sleep import scales_on_metric, sleeps
@@ -333,31 +333,36 @@ def _to_zero_problems(path: str, w: WorkloadSpec, scale: AutoscaleSpec) -> Itera
         )
 
 
-def vllm_args_for_cache(args: tuple[str, ...], cache: ModelCache) -> tuple[str, ...]:
-    """vLLM loads the model from the mounted bucket folder instead of downloading it.
+def vllm_args_for_cache(args: tuple[str, ...], target: str) -> tuple[str, ...]:
+    """vLLM loads the model from `target` (the mounted bucket folder, or the `gs://` model the
+    streamer reads) instead of downloading it.
 
     A Hugging Face id in `--model` becomes `--served-model-name`, so clients keep asking for the
-    same model name (vLLM serves a local model under its path otherwise). A local `--model` path
-    is left as the user wrote it.
+    same model name (vLLM serves a local or streamed model under its path otherwise). A local or
+    `gs://` model is left as the user wrote it.
     """
     result = list(args)
     name: str | None = None
+
+    def hub_id(value: str) -> bool:
+        return not value.startswith(("/", "gs://"))
+
     if result and not result[0].startswith("-"):  # the positional model (rules/vllm.py)
-        if not result[0].startswith("/"):
-            name, result[0] = result[0], cache.mount_path
+        if hub_id(result[0]):
+            name, result[0] = result[0], target
     else:
         for index, arg in enumerate(result):
             if arg == "--model" and index + 1 < len(result):
-                if not result[index + 1].startswith("/"):
-                    name, result[index + 1] = result[index + 1], cache.mount_path
+                if hub_id(result[index + 1]):
+                    name, result[index + 1] = result[index + 1], target
                 break
             if arg.startswith("--model="):
                 value = arg.split("=", 1)[1]
-                if not value.startswith("/"):
-                    name, result[index] = value, f"--model={cache.mount_path}"
+                if hub_id(value):
+                    name, result[index] = value, f"--model={target}"
                 break
         else:
-            result = [cache.mount_path, *result]
+            result = [target, *result]
     served = any(a == "--served-model-name" or a.startswith("--served-model-name=") for a in args)
     if name is not None and not served:
         result += ["--served-model-name", name]

@@ -22,6 +22,7 @@ from ..platform_model import NodePoolConfig
 from ..problems import Problem
 from ..schema import Mode, NodePoolSpec, WorkloadSpec
 from ..variants import kind_spec
+from . import streamer
 from .coldstart import FUSE_SIDECAR_MEMORY_BYTES, FUSE_SIDECAR_MILLICORES
 
 # Requests of a GKE workload whose GPU count no machine carries: a stand-in, as that count's own
@@ -74,9 +75,9 @@ def pods(w: WorkloadSpec) -> int:
 
 def sidecar(w: WorkloadSpec) -> Resources:
     """What GKE injects next to each pod of the workload: the Cloud Storage FUSE sidecar's
-    requests when it reads a model cache or writes an output bucket (rules/coldstart.py has the
-    source), else nothing."""
-    if w.model_cache is None and w.output is None:
+    requests when it mounts a model cache (not one vLLM streams) or writes an output bucket
+    (rules/coldstart.py has the source), else nothing."""
+    if (w.model_cache is None or streamer.streams(w)) and w.output is None:
         return Resources(0, 0)
     return Resources(FUSE_SIDECAR_MILLICORES, FUSE_SIDECAR_MEMORY_BYTES)
 

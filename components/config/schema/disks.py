@@ -56,13 +56,26 @@ class ModelCacheSpec(Model):
     Default: the whole bucket
     """
     mount_path: AbsolutePath = "/models"
-    """Where it appears in the container; not in a system folder (`/etc`, `/usr`, `/lib*`, ...).
+    """Mounted bucket: where it appears in the container; not in a system folder (`/etc`, `/usr`,
+    `/lib*`, ...).
 
     A vLLM workload's model (its first argument; `--model` is deprecated in vLLM) is pointed
-    there and its old value kept as `--served-model-name`.
+    there (streamed: at `gs://bucket/path`) and its old value kept as `--served-model-name`.
     """
     file_cache_size: MemoryQuantity = "30Gi"
-    """Per-pod disk for Cloud Storage FUSE's file cache (parallel downloads land here).
+    """Mounted bucket: per-pod disk for Cloud Storage FUSE's file cache (parallel downloads land
+    here).
 
     Make it larger than the model.
+    """
+    # derived: rules/streamer.py mounted_because.
+    stream: bool | None = None
+    """vLLM streams the weights (safetensors) from the bucket with its Run:ai Model Streamer
+    (`--load-format runai_streamer`, `gs://` model) instead of reading a Cloud Storage FUSE mount.
+
+    `false`: mount the bucket at `mountPath` (weights in another format, or files the server
+    reads from the mount). `true`: refused where the streamer cannot run, with the reason.
+
+    Default: streamed for a vLLM image the streamer is confirmed in (`vllm/vllm-openai:v0.29.0`)
+    and no adapter read from `mountPath`; mounted otherwise, the plan says why
     """

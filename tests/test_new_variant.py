@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,6 +80,16 @@ def _replace(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
+def _tidy(root: Path, own: set[str]) -> None:
+    """The tidy step the command prints (ruff format, ruff check --fix), then CI's own checks on
+    the variant's files: what the skeleton wrote passes them once declared."""
+    files = sorted(own)
+    _python(root, "-m", "ruff", "format", "--no-cache", "-q", *files)
+    _python(root, "-m", "ruff", "check", "--no-cache", "--fix", "-q", *files, check=False)
+    _python(root, "-m", "ruff", "check", "--no-cache", *files)
+    _python(root, "-m", "ruff", "format", "--no-cache", "--check", *files)
+
+
 def _own(layer: str, name: str) -> set[str]:
     """The variant's own files, as the skeleton writes them."""
     return {f"components/{layer}/{name}_spec.py", f"components/{layer}/{name}.py",
@@ -118,8 +129,8 @@ def ray_job(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], 
     root = _copy(tmp_path_factory.mktemp("rayjob"))
     before = _digests(root)
     path = "spec.rayClusterSpec.headGroupSpec.template.spec"
-    _python(root, "-m", "dev.new_variant", "kind", "RayJob", "--api-version", "ray.io/v1",
-            "--pod-spec-path", path)  # fmt: skip
+    printed = _python(root, "-m", "dev.new_variant", "kind", "RayJob", "--api-version",
+                      "ray.io/v1", "--pod-spec-path", path).stdout  # fmt: skip
     undecided = _python(root, "-c", "import components.kinds.ray_job_spec", check=False).stderr
     _fill(
         root / "components/kinds/ray_job_spec.py",
@@ -135,16 +146,19 @@ def ray_job(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], 
             "takes": "frozenset()",
         },
     )
+    # The registrations as the command printed them, pasted.
+    spec_import, registrar_import = re.findall(r"`(from [^`]+)`", printed)
     variants, slices = root / "components/config/variants.py", root / "components/slices.py"
-    _edit(variants, "from ..kinds.leaderworkerset_spec", "from ..kinds.ray_job_spec import RAY_JOB")
+    _edit(variants, "from ..kinds.leaderworkerset_spec", spec_import)
     _replace(variants, "CRON_JOB, LEADERWORKERSET)", "CRON_JOB, LEADERWORKERSET, RAY_JOB)")
-    _edit(slices, "from .kinds.leaderworkerset import", "from .kinds.ray_job import RayJob")
+    _edit(slices, "from .kinds.leaderworkerset import", registrar_import)
     _replace(slices, "LeaderWorkerSet())", "LeaderWorkerSet(), RayJob())")
-    props = root / "policy/rules/props.py"
-    _edit(props, "POD_SPEC_PATHS: dict", f'    ("ray.io", "RayJob"): {tuple(path.split("."))!r},')
+    key, value = re.search(r"POD_SPEC_PATHS\[(\(.+?\))\] = (\(.+?\)) \(", printed).groups()  # type: ignore[union-attr]
+    _edit(root / "policy/rules/props.py", "POD_SPEC_PATHS: dict", f"    {key}: {value},")
     # The CRD's schema as tools/crds/README.md asks (KubeRay's is not stored here: an open one).
     crd = {"source": "trial", "schema": {"type": "object", "additionalProperties": True}}
     (root / "tools/crds/ray.io_v1_RayJob.json").write_text(json.dumps(crd))
+    _tidy(root, _own("kinds", "ray_job"))
     return root, _outside(root, before, _own("kinds", "ray_job")), undecided
 
 
@@ -153,9 +167,23 @@ def test_the_skeleton_refuses_a_name_that_is_no_variant_name_and_overwrites_noth
 ) -> None:
     bad = _python(ROOT, "-m", "dev.new_variant", "kind", "ray_job", check=False)
     assert bad.returncode == 2 and "not a variant name: UpperCamelCase" in bad.stderr, bad.stderr
-    taken = _python(ROOT, "-m", "dev.new_variant", "kind", "Job", "--root", str(ROOT), check=False)
+    (tmp_path / "components/kinds").mkdir(parents=True)
+    (tmp_path / "tests").mkdir()
+    shipped = tmp_path / "components/kinds/job_spec.py"
+    shipped.write_text("JOB = ...\n")
+    taken = _python(ROOT, "-m", "dev.new_variant", "kind", "Job", "--api-version", "x.io/v1",
+                    "--root", str(tmp_path), check=False)  # fmt: skip
     assert taken.returncode == 2 and "already there" in taken.stderr, (
         f"the skeleton must not overwrite a shipped variant: {taken.stderr}"
+    )
+    assert (
+        shipped.read_text() == "JOB = ...\n" and not (tmp_path / "tests" / "test_job.py").exists()
+    )
+    listed = _python(ROOT, "-m", "dev.new_variant", "kind", "JobSet", "--api-version",
+                     "jobset.x-k8s.io/v1alpha2", "--pod-spec-path",
+                     "spec.replicatedJobs[0].template.spec.template.spec", check=False)  # fmt: skip
+    assert listed.returncode == 2 and "a path through a list" in listed.stderr, (
+        f"a pod path the registrar cannot walk must be refused, not written: {listed.stderr}"
     )
 
 
@@ -208,8 +236,14 @@ def test_the_ray_jobs_plan_and_its_own_test_pass(ray_job: tuple[Path, list[str],
     assert "idle $0.00/h (0 node(s): minNodes 0, 0 held by replicas)" in plan, (
         f"a RayJob holds no node while idle, as a Job does: {plan}"
     )
+    assert "runs to completion; `pulumi up` does not wait for it" in plan, (
+        "pulumi-kubernetes waits for a custom resource only when asked: the plan must not say so"
+    )
     objects = json.loads((root / "build/plan.json").read_text())
     assert "kubernetes:ray.io/v1:RayJob" in json.dumps(objects), "the RayJob object is planned"
+    assert '"restartPolicy": "Never"' in json.dumps(objects), (
+        "a kind that completes restarts no pod in place (Always is Kubernetes' default)"
+    )
     tested = _python(root, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
                      "tests/test_ray_job.py", check=False)  # fmt: skip
     assert tested.returncode == 0, f"the skeleton's own test passes once declared: {tested.stdout}"
@@ -253,7 +287,7 @@ def inference_gateway(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, l
     the registrars said while it declared no proxy ranges."""
     root = _copy(tmp_path_factory.mktemp("inferencegateway"))
     before = _digests(root)
-    _python(root, "-m", "dev.new_variant", "expose", "InferenceGateway")
+    printed = _python(root, "-m", "dev.new_variant", "expose", "InferenceGateway").stdout
     _fill(
         root / "components/expose/inference_gateway_spec.py",
         {
@@ -269,17 +303,18 @@ def inference_gateway(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, l
             "needs": "frozenset({Controller.GATEWAY_API})",
         },
     )
+    # The registrations as the command printed them, pasted.
+    spec_import, registrar_import = re.findall(r"`(from [^`]+)`", printed)
     variants, slices = root / "components/config/variants.py", root / "components/slices.py"
-    spec_import = "from ..expose.inference_gateway_spec import INFERENCE_GATEWAY"
     _edit(variants, "from ..expose.internal_spec", spec_import)
     _replace(variants, "CLUSTER_IP, NODE_PORT)", "CLUSTER_IP, NODE_PORT, INFERENCE_GATEWAY)")
-    registrar_import = "from .expose.inference_gateway import InferenceGateway"
     _edit(slices, "from .expose.internal import", registrar_import)
     _replace(slices, "ClusterIP(), NodePort())", "ClusterIP(), NodePort(), InferenceGateway())")
     registrar = root / "components/expose/inference_gateway.py"
     unfenced = _python(root, "-c", "import components.slices", check=False).stderr
     text = registrar.read_text()
     registrar.write_text(text[: text.index("\n    def where_words")] + GATEWAY_REGISTRAR)
+    _tidy(root, _own("expose", "inference_gateway"))
     return root, _outside(root, before, _own("expose", "inference_gateway")), unfenced
 
 

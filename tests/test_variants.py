@@ -396,3 +396,17 @@ def test_the_platform_runs_the_controllers_the_variants_declare_they_need(
     assert needing.of_type("gke-gpu:index:Lws"), (
         "the platform installs the LWS controller when a variant in the stack needs it"
     )
+
+
+def test_a_kind_that_declares_batch_keys_must_build_them_and_one_that_completes_never_restarts():
+    """A registrar whose object lacks the batch keys its descriptor takes would have the plan
+    describe a queue or a time cap the object does not carry (a review found it); a kind that
+    completes gets restartPolicy Never, which a Job's pods require, without saying so."""
+    from components.kinds.base import Kind
+
+    taking = dataclasses.replace(variants.KIND_SPECS["Deployment"], takes=frozenset({"queue"}))
+    with pytest.raises(TypeError, match=r"declares takes=\['queue'\], and its registrar"):
+        type("Queued", (Kind,), {"spec": taking, "pod_spec_path": ("spec",)})
+    completing = dataclasses.replace(variants.KIND_SPECS["Job"], takes=frozenset())
+    kind = type("Completes", (Kind,), {"spec": completing, "pod_spec_path": ("spec",)})
+    assert kind.restart_policy == "Never", "Kubernetes refuses Always for a Job's pods"

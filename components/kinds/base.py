@@ -94,7 +94,27 @@ class Kind(ABC):
     """The plan's words for how its pods are replaced, when the kind decides it alone (None:
     the workload's rollout does)."""
     restart_policy: ClassVar[str | None] = None
-    """The pod's restartPolicy, where Kubernetes' default (Always) does not fit the kind."""
+    """The pod's restartPolicy, where Kubernetes' default (Always) does not fit the kind: Never
+    for one that completes, unless it says otherwise (__init_subclass__)."""
+    builds_batch_keys: ClassVar[bool] = False
+    """Its object carries the batch keys its descriptor `takes` (Batch builds them)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A kind that completes restarts no pod in place (a Job's pods may not restart Always:
+        Batch has the source); one that declares batch keys builds them into its object, or the
+        plan would describe a queue, a time cap or shards the object does not have."""
+        super().__init_subclass__(**kwargs)
+        spec = cls.__dict__.get("spec")
+        if spec is None:
+            return
+        if spec.completes and cls.restart_policy is None:
+            cls.restart_policy = "Never"
+        if spec.takes and not cls.builds_batch_keys:
+            raise TypeError(
+                f"{cls.__name__} declares takes={sorted(spec.takes)}, and its registrar does not "
+                "build them into its object: declare takes=frozenset(), or build them "
+                "(components/kinds/base.py Batch does, for a Job's object)"
+            )
 
     @property
     def name(self) -> str:
@@ -212,6 +232,7 @@ class Batch(Kind):
     # failure policy needs it: "only allowed when restartPolicy is Never", job/#pod-failure-policy).
     restart_policy = "Never"
     unprobed = "a Job"
+    builds_batch_keys = True
 
     def job_metadata(self, w: WorkloadConfig, metadata: dict[str, Any]) -> dict[str, Any]:
         """The Job's metadata: with `queue`, the LocalQueue's label and the longest its nodes are

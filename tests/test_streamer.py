@@ -86,6 +86,10 @@ def test_a_huge_pod_keeps_the_streamers_own_buffer() -> None:
             {"adapters": [{"name": "sql", "path": "/models/adapters/sql"}]},
             "an adapter is read from modelCache.mountPath",
         ),
+        ({"args": ["--tokenizer=/models/tok"]}, "args read files from modelCache.mountPath"),
+        ({"args": ["/models/Qwen"]}, "args read files from modelCache.mountPath"),
+        ({"modelCache": {"bucket": "acme-models"}}, "modelCache.path is not set"),
+        ({"args": ["--load_format=auto"]}, "args set --load-format"),
     ],
 )
 def test_a_bucket_the_streamer_cannot_read_is_mounted_and_the_plan_says_why(
@@ -98,7 +102,7 @@ def test_a_bucket_the_streamer_cannot_read_is_mounted_and_the_plan_says_why(
     assert cache.mounted_because is not None and why in cache.mounted_because, (
         f"the plan says why it is mounted: {cache.mounted_because}"
     )
-    assert not any(a == "--load-format" and "runai" in a for a in config.workloads[0].args)
+    assert "runai_streamer" not in config.workloads[0].args, "a mounted model is not streamed"
 
 
 def test_stream_true_where_the_streamer_cannot_run_is_refused_with_the_reason() -> None:
@@ -117,3 +121,32 @@ def test_a_hub_model_is_still_downloaded_without_the_streamer(run: Run) -> None:
     assert "--load-format" not in args and not any(a.startswith("gs://") for a in args), (
         "no bucket: vLLM downloads the Hugging Face model as before"
     )
+
+
+def test_each_gpu_process_gets_its_share_and_the_ranks_split_the_reading(run: Run) -> None:
+    """Every tensor-parallel rank stages its own buffer (the loader's limit is per process): a
+    quarter of the pod's memory per rank would be the whole pod's memory at 4 GPUs."""
+    pod = _pod(run(_autopilot(modelCache=MODEL_CACHE, gpu={"type": "nvidia-l4", "count": 4},
+                              args=["--tensor-parallel-size", "4"])))  # fmt: skip
+    args = _args(pod)
+    extra = json.loads(args[args.index("--model-loader-extra-config") + 1])
+    (container,) = pod["containers"]
+    memory = parse_memory(container["resources"]["limits"]["memory"])
+    assert extra["memory_limit"] * 4 <= memory / 4, "the four ranks' buffers within the share"
+    assert extra["distributed"] is True, "the ranks split the reading, as Google's reference does"
+
+
+def test_a_loader_config_of_the_users_own_is_kept(run: Run) -> None:
+    own = '{"concurrency":32}'
+    args = _args(_pod(run(_autopilot(modelCache=MODEL_CACHE,
+                                     args=["--model-loader-extra-config", own]))))  # fmt: skip
+    assert args.count("--model-loader-extra-config") == 1 and own in args, (
+        "a second --model-loader-extra-config would silently replace the user's (the last wins)"
+    )
+
+
+def test_a_gs_model_in_another_bucket_is_refused() -> None:
+    raw = _raw(_standard(image=AR_IMAGE, modelCache=MODEL_CACHE, args=["gs://other/Qwen"]))
+    assert any(
+        p.startswith("workloads[0].args: name a model in another bucket") for p in (_problems(raw))
+    ), "the pod may read only modelCache.bucket: the streamer would get a 403 at start"

@@ -293,8 +293,8 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
         where = f"gs://{cache.spec.bucket}/{cache.spec.path or ''}".rstrip("/")
         weights = (
             f"streamed from {where} by vLLM's Run:ai Model Streamer (safetensors, no mount; "
-            f"{gib(cache.buffer_bytes)} CPU buffer, a quarter of the pod's memory; 8 parallel "
-            "reads, its default for object storage)"
+            f"a {gib(cache.buffer_bytes)} CPU buffer per GPU process; 8 parallel reads, its "
+            "default for object storage)"
             if cache.buffer_bytes is not None
             else f"read from {where} (Cloud Storage FUSE, parallel downloads; mounted: "
             f"{cache.mounted_because}): {FUSE_TUNED_SPEEDUP}"

@@ -145,7 +145,7 @@ def _model_cache(w: WorkloadSpec, requests: Resources) -> ModelCache | None:
         mounted_because=mounted_because,
         buffer_bytes=None
         if mounted_because is not None
-        else streamer.buffer_bytes(requests.memory_bytes),
+        else streamer.buffer_bytes(requests.memory_bytes, w.gpu.count),
     )
 
 
@@ -154,7 +154,7 @@ def _args(w: WorkloadSpec, cache: ModelCache | None, vllm_server: bool) -> tuple
     args = tuple(w.args)
     if cache is not None and vllm_server and cache.buffer_bytes is not None:
         args = coldstart.vllm_args_for_cache(args, streamer.model_uri(w))
-        args += streamer.loader_args(cache.buffer_bytes)
+        args += streamer.loader_args(w, cache.buffer_bytes)
     elif cache is not None and vllm_server:
         args = coldstart.vllm_args_for_cache(args, cache.mount_path)
     return args + adapters.vllm_args(w)

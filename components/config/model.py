@@ -72,7 +72,8 @@ class ModelCache:
     mounted_because: str | None = None
     """Why the bucket is mounted rather than streamed (rules/streamer.py); None: streamed."""
     buffer_bytes: int | None = None
-    """Streamed: the streamer's CPU staging buffer, sized to the pod (rules/streamer.py)."""
+    """Streamed: each GPU process's streamer CPU staging buffer, sized to the pod (rules/
+    streamer.py)."""
 
     @property
     def streams(self) -> bool:
@@ -123,7 +124,8 @@ class Egress:
     """HTTPS (TCP 443) to public addresses: egress.internet, else on for a server that downloads
     its model (rules/egress.py)."""
     metadata_server: bool = False
-    """The GKE metadata server (Workload Identity tokens): a modelCache's FUSE sidecar."""
+    """The GKE metadata server (Workload Identity tokens): a modelCache's reader (vLLM's
+    streamer, or the FUSE sidecar) and an output bucket's."""
 
 
 @dataclass(frozen=True)

@@ -297,7 +297,8 @@ class WorkloadModelCache(TypedDict):
 
     Default: streamed for a vLLM image the streamer is confirmed in (`vllm/vllm-
     openai:v0.29.0`)
-    and no adapter read from `mountPath`; mounted otherwise, the plan says why
+    with `path` set and no adapter or argument reading files under `mountPath`; mounted
+    otherwise, the plan says why
     """
 
 

@@ -30,9 +30,10 @@ def downloads_model(w: WorkloadSpec) -> bool:
 
 def internet(w: WorkloadSpec) -> bool:
     """Whether its pods may reach public addresses over HTTPS. A NetworkPolicy selects by
-    address, never by host name, so the Hub and Cloud Storage (storage.googleapis.com, read by the
-    modelCache's FUSE sidecar inside the pod) both mean HTTPS to public addresses; the sidecar
-    also fetches its Workload Identity token from the GKE metadata server (gcsfuse uses
+    address, never by host name, so the Hub and Cloud Storage (storage.googleapis.com, read by
+    vLLM's streamer or the modelCache's FUSE sidecar inside the pod) both mean HTTPS to public
+    addresses; each fetches its Workload Identity token from the GKE metadata server (the
+    streamer through Application Default Credentials, rules/streamer.py; gcsfuse uses
     Application Default Credentials unless the driver hands it a token socket:
     GoogleCloudPlatform/gcs-fuse-csi-driver pkg/sidecar_mounter/sidecar_mounter_config.go at
     000a69c0, prepareConfigFile), which the workload's egress admits with a modelCache."""

@@ -39,8 +39,12 @@ from ..schema import WorkloadSpec
 from . import adapters, drivers
 
 # The staging buffer the pod gives the streamer: a quarter of its memory, the rest left to vLLM's
-# own process (its imports, the tokenizer, the CUDA context). The share is this project's choice,
-# not a figure of the streamer's; never above the streamer's own default.
+# own processes (their imports, the tokenizer, the CUDA context), split between the pod's GPU
+# processes, each of which stages its own (the loader sets the limit per process,
+# runai_streamer_loader.py lines 62-73). The share is this project's choice, not a figure of the
+# streamer's; never above the streamer's own default. With several GPUs the ranks also split the
+# reading between them (`distributed`, weight_utils.py lines 1001-1019), as Google's reference
+# architecture asks (`--model-loader-extra-config={"distributed":true}`).
 BUFFER_SHARE = Fraction(1, 4)
 STREAMER_DEFAULT_BUFFER_BYTES = 40_000_000_000
 LOAD_FORMAT = "runai_streamer"
@@ -66,9 +70,25 @@ def mounted_because(w: WorkloadSpec) -> str | None:
         )
     if any(not adapters.from_hub(a) for a in w.adapters):
         return "an adapter is read from modelCache.mountPath, which only the mount has"
-    if any(a == "--load-format" or a.startswith("--load-format=") for a in w.args):
+    if _given(w.args, "--load-format"):
         return "args set --load-format"
+    mount = cache.mount_path.rstrip("/") or "/"
+    values = [a.split("=", 1)[1] if a.startswith("--") and "=" in a else a for a in w.args]
+    if any(v == mount or v.startswith(f"{mount}/") for v in values):
+        return "args read files from modelCache.mountPath, which only the mount has"
+    if not cache.path:
+        return (
+            "modelCache.path is not set: the streamer would copy every file of the whole bucket "
+            "but the weights at each start; set the model's folder"
+        )
     return None
+
+
+def _given(args: list[str], flag: str) -> bool:
+    """Whether `args` set `flag`, in either spelling vLLM takes (`--load-format`, `--load_format`),
+    as one item or `--flag=value`."""
+    spellings = (flag, flag.replace("-", "_").replace("__", "--", 1))
+    return any(a in spellings or a.startswith(tuple(f"{s}=" for s in spellings)) for a in args)
 
 
 def streams(w: WorkloadSpec) -> bool:
@@ -77,9 +97,21 @@ def streams(w: WorkloadSpec) -> bool:
 
 
 def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
-    """modelCache.stream: true where the streamer cannot run."""
+    """modelCache.stream: true where the streamer cannot run; a gs:// model outside the bucket the
+    pod may read."""
     del ctx
-    if w.model_cache is None or w.model_cache.stream is not True:
+    if w.model_cache is None:
+        return
+    bucket = f"gs://{w.model_cache.bucket}/"
+    outside = [a for a in w.args if "gs://" in a and bucket not in f"{a}/"]
+    if outside and formats.is_vllm_image(w.image):
+        yield Problem(
+            f"workloads[{i}].args",
+            f"name a model in another bucket than modelCache.bucket ({w.model_cache.bucket}), and "
+            "the pod may read only that one (Workload Identity is granted on it alone). Set "
+            "modelCache.bucket to the model's bucket and modelCache.path to its folder.",
+        )
+    if w.model_cache.stream is not True:
         return
     why = mounted_because(w)
     if why is not None:
@@ -97,13 +129,21 @@ def model_uri(w: WorkloadSpec) -> str:
     return f"gs://{cache.bucket}/{cache.path or ''}".rstrip("/")
 
 
-def buffer_bytes(memory_bytes: int) -> int:
-    """The streamer's CPU buffer for a pod of `memory_bytes` (BUFFER_SHARE of it, at most the
-    streamer's default)."""
-    return min(STREAMER_DEFAULT_BUFFER_BYTES, int(memory_bytes * BUFFER_SHARE))
+def buffer_bytes(memory_bytes: int, processes: int = 1) -> int:
+    """Each GPU process's streamer buffer in a pod of `memory_bytes` with `processes` of them
+    (BUFFER_SHARE of the pod split between them, at most the streamer's default each)."""
+    share = int(memory_bytes * BUFFER_SHARE) // max(1, processes)
+    return min(STREAMER_DEFAULT_BUFFER_BYTES, share)
 
 
-def loader_args(buffer: int) -> tuple[str, ...]:
-    """The flags that stream the weights through a CPU buffer of `buffer` bytes."""
-    extra = json.dumps({"memory_limit": buffer}, separators=(",", ":"))
-    return ("--load-format", LOAD_FORMAT, "--model-loader-extra-config", extra)
+def loader_args(w: WorkloadSpec, buffer: int) -> tuple[str, ...]:
+    """The flags that stream the weights through a CPU buffer of `buffer` bytes per process,
+    split between the ranks of a pod with several GPUs; a loader config of the args' own is
+    kept, not overridden."""
+    flags: tuple[str, ...] = ("--load-format", LOAD_FORMAT)
+    if _given(w.args, "--model-loader-extra-config"):
+        return flags
+    extra: dict[str, object] = {"memory_limit": buffer}
+    if w.gpu.count > 1:
+        extra["distributed"] = True
+    return (*flags, "--model-loader-extra-config", json.dumps(extra, separators=(",", ":")))

@@ -515,11 +515,18 @@ def test_a_model_cache_pod_reaches_cloud_storage_and_the_metadata_server(
     plans: dict[str, render.Plan],
 ) -> None:
     rules = _egress_for(plans["fast-start"], _model_labels("llm"))
-    assert egress.internet_rule() in rules, "the FUSE sidecar reads storage.googleapis.com"
-    for rule in egress.metadata_rules():
-        assert rule in rules, (
-            "the FUSE sidecar fetches its Workload Identity token from the GKE metadata server"
-        )
+    assert egress.internet_rule() in rules, "vLLM's streamer reads storage.googleapis.com"
+    admitted = {
+        (peer["ipBlock"]["cidr"], port["port"])
+        for rule in rules
+        for peer in rule.get("to", [])
+        for port in rule.get("ports", [])
+        if peer.get("ipBlock", {}).get("cidr", "").startswith("169.254.")
+    }
+    assert admitted == {("169.254.169.252/32", 988), ("169.254.169.254/32", 80)}, (
+        "the GKE metadata server as Google's Workload Identity page names it (the streamer's "
+        f"token), and no other link-local address or port: {admitted}"
+    )
 
 
 def test_egress_can_be_widened_per_workload(run: Run) -> None:

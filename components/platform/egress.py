@@ -51,13 +51,15 @@ INTERNET_EXCEPT = (
 )
 HTTPS = 443
 
-# The GKE metadata server, from which Workload Identity tokens come: 169.254.169.254 on port 80,
-# and where GKE's node agent answers it (169.254.169.252, port 988) on clusters whose datapath
-# translates the address before NetworkPolicy sees it. Ports and the second address are taken from
-# third-party notes (gke-labs/kube-agents#676 and #747; 2i2c-org/infrastructure#4160), not from a
-# Google page: unconfirmed.
+# The GKE metadata server, from which Workload Identity tokens come (vLLM's streamer, the FUSE
+# sidecar): "If you have a strict cluster network policy in place, you must allow egress to the
+# following IP addresses and port numbers so your Pod can communicate with the GKE metadata server.
+# Allow egress to 169.254.169.252/32 on port 988. For clusters running GKE Dataplane V2, ensure
+# that you allowed egress to 169.254.169.254/32 on port 80." (Google, "About Workload Identity
+# Federation for GKE", docs.cloud.google.com/kubernetes-engine/docs/concepts/workload-identity,
+# "GKE metadata server"; read from a stored copy, 2026-11-29). Exactly those two, nothing more.
 METADATA_SERVER: tuple[tuple[str, tuple[int, ...]], ...] = (
-    ("169.254.169.254/32", (80, 988)),
+    ("169.254.169.254/32", (80,)),
     ("169.254.169.252/32", (988,)),
 )
 

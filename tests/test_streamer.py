@@ -90,6 +90,7 @@ def test_a_huge_pod_keeps_the_streamers_own_buffer() -> None:
         ({"args": ["/models/Qwen"]}, "args read files from modelCache.mountPath"),
         ({"modelCache": {"bucket": "acme-models"}}, "modelCache.path is not set"),
         ({"args": ["--load_format=auto"]}, "args set --load-format"),
+        ({"command": ["vllm", "serve", "--load-format", "auto"]}, "args set --load-format"),
     ],
 )
 def test_a_bucket_the_streamer_cannot_read_is_mounted_and_the_plan_says_why(

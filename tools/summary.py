@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from components import slices
 from components.config import ClusterConfig, NodePoolConfig, StackConfig, WorkloadConfig
 from components.config.formats import gib, resources
-from components.config.rules import coldstart, model_fit
+from components.config.rules import coldstart, model_fit, streamer
 from components.config.sleep import scales_on_metric, sleeps
 from components.platform import scraped, watched
 from components.platform.nodepool import boot_disk_type, gke_pool_name
@@ -290,7 +290,7 @@ def cold_start_lines(config: StackConfig, w: WorkloadConfig) -> list[str]:
     model = w.model
     cache = w.model_cache
     if cache is not None:
-        where = f"gs://{cache.spec.bucket}/{cache.spec.path or ''}".rstrip("/")
+        where = streamer.model_uri(w.spec)
         weights = (
             f"streamed from {where} by vLLM's Run:ai Model Streamer (safetensors, no mount; "
             f"a {gib(cache.buffer_bytes)} CPU buffer per GPU process; 8 parallel reads, its "

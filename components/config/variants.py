@@ -62,11 +62,11 @@ def kind_spec(w: KindKeys, workload: str | None = None) -> KindSpec:
     return found
 
 
-def kinds_that(capable: Callable[[KindSpec], bool], joined: str = "or") -> str:
+def kinds_that(capable: Callable[[KindSpec], bool]) -> str:
     """The stack file's kinds some descriptor of which is `capable`, for a message ("Deployment or
     StatefulSet"): the words follow the registry, so a new kind is named where it belongs."""
     names = list(dict.fromkeys(k.stack_kind for k in KIND_SPECS.values() if capable(k)))
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {joined} {names[-1]}"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def exposure_spec(type_: str, workload: str | None = None) -> ExposureSpec:

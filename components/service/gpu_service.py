@@ -232,11 +232,18 @@ class GpuService(pulumi.ComponentResource):
                 opts=self._opts(self._k8s, "class"),
             )
             found += compute_class.resources
-        buckets: tuple[tuple[str, str | None, Literal["reader", "writer"]], ...] = (
-            ("model-cache", w.model_cache.spec.bucket if w.model_cache else None, "reader"),
-            ("output", w.spec.output.bucket if w.spec.output else None, "writer"),
+        cache = w.model_cache
+        # (prefix, bucket, access, whether its metadata is read too: a streamed model's).
+        buckets: tuple[tuple[str, str | None, Literal["reader", "writer"], bool], ...] = (
+            (
+                "model-cache",
+                cache.spec.bucket if cache else None,
+                "reader",
+                bool(cache and cache.streams),
+            ),
+            ("output", w.spec.output.bucket if w.spec.output else None, "writer", False),
         )
-        for prefix, bucket, access in buckets:
+        for prefix, bucket, access, metadata in buckets:
             if bucket is not None:
                 found += ModelCacheAccess(
                     self._child(prefix),
@@ -246,9 +253,7 @@ class GpuService(pulumi.ComponentResource):
                         service_account=w.spec.name,
                         bucket=bucket,
                         access=access,
-                        bucket_metadata=prefix == "model-cache"
-                        and w.model_cache is not None
-                        and w.model_cache.streams,
+                        bucket_metadata=metadata,
                         after=_waiting(self._waits.get("cluster", [])),
                     ),
                     opts=self._opts(self._root(), prefix),

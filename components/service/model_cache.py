@@ -158,7 +158,7 @@ def mounts_model(w: WorkloadConfig) -> bool:
 
 def model_cache_volumes(w: WorkloadConfig) -> list[dict[str, Any]]:
     """The bucket as a CSI ephemeral volume (read-only), and the disk of its file cache."""
-    if w.model_cache is None or w.model_cache.streams:
+    if w.model_cache is None or not mounts_model(w):
         return []
     bucket = {
         "name": "model",

@@ -19,6 +19,7 @@ from ..facts.labels import GPU_RESOURCE, workload_labels
 from ..manifest import claim_spec
 from .model_cache import (
     model_cache_volumes,
+    mounts_model,
     output_volumes,
     pod_annotations,
     reads_or_writes_a_bucket,
@@ -197,7 +198,7 @@ def container_mounts(w: WorkloadConfig) -> list[dict[str, Any]]:
         mounts.append({"name": "cache", "mountPath": w.spec.cache.path})
     if w.spec.storage is not None:
         mounts.append({"name": "data", "mountPath": w.spec.storage.mount_path})
-    if w.model_cache is not None and not w.model_cache.streams:
+    if w.model_cache is not None and mounts_model(w):
         mounts.append({"name": "model", "mountPath": w.model_cache.mount_path, "readOnly": True})
     if w.spec.output is not None:
         mounts.append({"name": "output", "mountPath": w.spec.output.mount_path})

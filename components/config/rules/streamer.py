@@ -36,7 +36,7 @@ from .. import formats
 from ..context import Context
 from ..problems import Problem
 from ..schema import WorkloadSpec
-from . import adapters, drivers
+from . import adapters, drivers, vllm
 
 # The staging buffer the pod gives the streamer: a quarter of its memory, the rest left to vLLM's
 # own processes (their imports, the tokenizer, the CUDA context), split between the pod's GPU
@@ -70,10 +70,11 @@ def mounted_because(w: WorkloadSpec) -> str | None:
         )
     if any(not adapters.from_hub(a) for a in w.adapters):
         return "an adapter is read from modelCache.mountPath, which only the mount has"
-    if _given(w.args, "--load-format"):
+    args = vllm.server_args(w.command, w.args)
+    if _given(args, "--load-format"):
         return "args set --load-format"
     mount = cache.mount_path.rstrip("/") or "/"
-    values = [a.split("=", 1)[1] if a.startswith("--") and "=" in a else a for a in w.args]
+    values = [a.split("=", 1)[1] if a.startswith("--") and "=" in a else a for a in args]
     if any(v == mount or v.startswith(f"{mount}/") for v in values):
         return "args read files from modelCache.mountPath, which only the mount has"
     if not cache.path:
@@ -103,7 +104,8 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if w.model_cache is None:
         return
     bucket = f"gs://{w.model_cache.bucket}/"
-    outside = [a for a in w.args if "gs://" in a and bucket not in f"{a}/"]
+    args = vllm.server_args(w.command, w.args)
+    outside = [a for a in args if "gs://" in a and bucket not in f"{a}/"]
     if outside and formats.is_vllm_image(w.image):
         yield Problem(
             f"workloads[{i}].args",
@@ -123,7 +125,8 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
 
 
 def model_uri(w: WorkloadSpec) -> str:
-    """The `gs://` model vLLM streams: the bucket and the model's folder in it."""
+    """The bucket's copy of the model, `gs://bucket/path`: what vLLM streams, and where the plan
+    says a mounted one is read from."""
     cache = w.model_cache
     assert cache is not None
     return f"gs://{cache.bucket}/{cache.path or ''}".rstrip("/")
@@ -141,7 +144,7 @@ def loader_args(w: WorkloadSpec, buffer: int) -> tuple[str, ...]:
     split between the ranks of a pod with several GPUs; a loader config of the args' own is
     kept, not overridden."""
     flags: tuple[str, ...] = ("--load-format", LOAD_FORMAT)
-    if _given(w.args, "--model-loader-extra-config"):
+    if _given(vllm.server_args(w.command, w.args), "--model-loader-extra-config"):
         return flags
     extra: dict[str, object] = {"memory_limit": buffer}
     if w.gpu.count > 1:

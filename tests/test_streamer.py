@@ -149,5 +149,6 @@ def test_a_loader_config_of_the_users_own_is_kept(run: Run) -> None:
 def test_a_gs_model_in_another_bucket_is_refused() -> None:
     raw = _raw(_standard(image=AR_IMAGE, modelCache=MODEL_CACHE, args=["gs://other/Qwen"]))
     assert any(
-        p.startswith("workloads[0].args: name a model in another bucket") for p in (_problems(raw))
+        p.startswith("workloads[0].args: name 'gs://other/Qwen', a model in another bucket")
+        for p in (_problems(raw))
     ), "the pod may read only modelCache.bucket: the streamer would get a 403 at start"

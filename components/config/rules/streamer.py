@@ -100,7 +100,6 @@ def streams(w: WorkloadSpec) -> bool:
 def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     """modelCache.stream: true where the streamer cannot run; a gs:// model outside the bucket the
     pod may read."""
-    del ctx
     if w.model_cache is None:
         return
     bucket = f"gs://{w.model_cache.bucket}/"
@@ -109,7 +108,8 @@ def problems(i: int, w: WorkloadSpec, ctx: Context) -> Iterator[Problem]:
     if outside and formats.is_vllm_image(w.image):
         yield Problem(
             f"workloads[{i}].args",
-            f"name a model in another bucket than modelCache.bucket ({w.model_cache.bucket}), and "
+            f"name {ctx.show(f'workloads[{i}].args', outside[0])}, a model in another bucket than "
+            f"modelCache.bucket ({w.model_cache.bucket}), and "
             "the pod may read only that one (Workload Identity is granted on it alone). Set "
             "modelCache.bucket to the model's bucket and modelCache.path to its folder.",
         )
